@@ -1,0 +1,43 @@
+# Everything a fresh machine needs comes from here: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+COPILOT_CLI_VERSION := 1.0.102
+CLI_CACHE := .cache/copilot-cli
+COPILOT_CLI := $(CLI_CACHE)/node_modules/@github/copilot-linux-x64/copilot
+
+# The SDK must never try the internet for a runtime; tests and the demo use
+# the pinned CLI provisioned below.
+export COPILOT_SKIP_CLI_DOWNLOAD := 1
+export COPILOT_CLI_PATH := $(abspath $(COPILOT_CLI))
+# The CLI unpacks ~235 MB on first start: keep one cache for every run.
+export XDG_CACHE_HOME := $(abspath .cache/xdg)
+
+.PHONY: setup test demo lint clean
+
+setup: $(VENV)/.installed $(COPILOT_CLI)
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+$(COPILOT_CLI):
+	mkdir -p $(CLI_CACHE)
+	npm install --no-save --no-audit --no-fund --loglevel=error \
+		--prefix $(CLI_CACHE) @github/copilot-linux-x64@$(COPILOT_CLI_VERSION)
+	test -x $@ && touch $@
+
+test: setup
+	$(BIN)/python -m pytest
+
+demo: setup
+	$(BIN)/python -m copilot_driver.testing.demo
+
+lint: setup
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .cache

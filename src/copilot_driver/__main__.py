@@ -1,0 +1,7 @@
+"""`python -m copilot_driver`: the standalone driver."""
+
+import sys
+
+from copilot_driver.cli import main
+
+sys.exit(main())

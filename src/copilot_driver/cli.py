@@ -1,0 +1,81 @@
+"""`copilot-driver` / `python -m copilot_driver`: arguments, validation, exit status.
+
+Imports nothing heavy: the configuration is validated first, and only a
+valid configuration loads the SDK (via `driver`). A configuration error
+prints `[copilot-sdk-driver] error: ...` lines and exits 2 in milliseconds.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from copilot_driver import LOG_PREFIX, __version__
+from copilot_driver.config import ConfigError, load_config
+from copilot_driver.redaction import Redactor
+from copilot_driver.result import ExitCode
+
+USAGE = """\
+usage: copilot-driver [COPILOT_BINARY]
+
+Runs one GitHub Copilot agent session against a harness-managed Copilot CLI
+sidecar and prints the final answer on stdout. All configuration comes from
+the environment:
+
+  GH_AW_PROMPT                 path of the prompt file (required)
+  COPILOT_SDK_URI              sidecar address: PORT, HOST:PORT, http://HOST:PORT (required)
+  COPILOT_CONNECTION_TOKEN     per-run token shared with the sidecar (required, secret)
+  COPILOT_MODEL                model name (required)
+  COPILOT_SDK_SEND_TIMEOUT_MS  send timeout in ms (default 600000)
+  COPILOT_SDK_LOG_LEVEL        none|error|warning|info|debug|all (default warning)
+  COPILOT_DRIVER_LOG_FORMAT    json|text (default json)
+  GITHUB_WORKSPACE             working directory of the session (default: current)
+  GH_AW_SESSION_STATE_BASE_DIR folder of <sessionId>/events.jsonl and result.json
+  COPILOT_PROVIDER_BASE_URL, COPILOT_PROVIDER_TYPE, COPILOT_PROVIDER_WIRE_API,
+  COPILOT_PROVIDER_API_KEY     optional bring-your-own-model provider
+
+A leading positional argument (the copilot binary a harness may pass) is
+ignored. Exit status: 0 success, 1 runtime failure, 2 configuration error,
+124 send timeout, 128+N stopped by signal N.
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return int(ExitCode.OK)
+    if args and args[0] == "--version":
+        sys.stdout.write(f"copilot-driver {__version__}\n")
+        return int(ExitCode.OK)
+    options = [arg for arg in args if arg.startswith("-")]
+    if options or len(args) > 1:
+        unexpected = options[0] if options else args[1]
+        _error(
+            f"unexpected argument {unexpected!r}: configuration comes from the environment "
+            "(see --help)"
+        )
+        return int(ExitCode.CONFIG)
+
+    try:
+        config = load_config(os.environ)
+    except ConfigError as error:
+        # Defence in depth: these messages never include secrets by design.
+        redactor = Redactor(
+            [
+                os.environ.get("COPILOT_CONNECTION_TOKEN", ""),
+                os.environ.get("COPILOT_PROVIDER_API_KEY", ""),
+            ]
+        )
+        for problem in error.problems:
+            _error(redactor.text(problem))
+        return int(ExitCode.CONFIG)
+
+    from copilot_driver.driver import run_driver  # loads the SDK: only now
+
+    return run_driver(config)
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"{LOG_PREFIX} error: {message}\n")
+    sys.stderr.flush()

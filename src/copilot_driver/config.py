@@ -1,0 +1,362 @@
+"""Environment -> DriverConfig: every rule and fallback of spec section 4.
+
+Pure apart from reading the prompt file, and import-light on purpose: the
+CLI validates the configuration before it imports the SDK (which costs most
+of a second), so a misconfigured run fails in milliseconds.
+
+Rules worth knowing (the README has the full table):
+- Required variables are reported all at once, one problem per line, and
+  never echo the connection token or the provider key.
+- Soft settings (send timeout, log level, log format) fall back to their
+  defaults and leave a `notices` entry the driver logs at start, so an
+  ignored value is visible rather than silent.
+- Only the variables named here are read. In particular GITHUB_TOKEN,
+  GH_TOKEN and COPILOT_GITHUB_TOKEN are never looked at (spec 4.2).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+DEFAULT_SEND_TIMEOUT_MS = 600_000
+MAX_SEND_TIMEOUT_MS = 2**31 - 1
+"""Larger values are treated as absurd (the largest timer a Node driver can set)."""
+
+LogLevel = Literal["none", "error", "warning", "info", "debug", "all"]
+LogFormat = Literal["json", "text"]
+
+LOG_LEVELS: tuple[LogLevel, ...] = ("none", "error", "warning", "info", "debug", "all")
+DEFAULT_LOG_LEVEL: LogLevel = "warning"
+PROVIDER_TYPES = ("openai", "azure", "anthropic")
+PROVIDER_WIRE_APIS = ("completions", "responses")
+
+_POSITIVE_INT = re.compile(r"[1-9][0-9]*")
+_NOTICE_VALUE_CHARS = 40
+_PATH_CHARS = 300
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; `problems` holds one line per issue."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """A bring-your-own-model provider for the session (the CLI's own names)."""
+
+    base_url: str
+    type: str = "openai"
+    wire_api: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+
+    def to_sdk(self) -> dict[str, str]:
+        """The SDK's `ProviderConfig` mapping."""
+        provider = {"type": self.type, "base_url": self.base_url}
+        if self.wire_api:
+            provider["wire_api"] = self.wire_api
+        if self.api_key:
+            provider["api_key"] = self.api_key
+        return provider
+
+
+@dataclass(frozen=True)
+class DriverConfig:
+    prompt_path: Path
+    prompt: str = field(repr=False)
+    sdk_uri: str
+    """Normalised `host:port` (a bare port means 127.0.0.1)."""
+    connection_token: str = field(repr=False)
+    model: str
+    send_timeout_ms: int
+    log_level: LogLevel
+    log_format: LogFormat
+    working_directory: Path
+    session_state_base_dir: Path
+    provider: ProviderConfig | None = None
+    notices: tuple[str, ...] = ()
+    """Values that were ignored in favour of a default, in words, for the start-up log."""
+
+    @property
+    def send_timeout_s(self) -> float:
+        """The SDK takes seconds; the contract speaks milliseconds."""
+        return self.send_timeout_ms / 1000
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never appear in any log, event, output or error."""
+        found = [self.connection_token]
+        if self.provider and self.provider.api_key:
+            found.append(self.provider.api_key)
+        return tuple(found)
+
+
+def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverConfig:
+    """Resolve the driver's configuration from `env`, or raise ConfigError."""
+    problems: list[str] = []
+    notices: list[str] = []
+
+    prompt_path_raw = _get(env, "GH_AW_PROMPT")
+    prompt = ""
+    if prompt_path_raw is None:
+        problems.append("GH_AW_PROMPT is not set: set it to the path of the prompt file")
+    else:
+        try:
+            prompt = read_prompt(Path(prompt_path_raw))
+        except PromptError as error:
+            problems.append(str(error))
+
+    sdk_uri_raw = _get(env, "COPILOT_SDK_URI")
+    sdk_uri = ""
+    if sdk_uri_raw is None:
+        problems.append(
+            "COPILOT_SDK_URI is not set: set it to the sidecar's address "
+            "(PORT, HOST:PORT or http://HOST:PORT)"
+        )
+    else:
+        try:
+            sdk_uri = normalise_sdk_uri(sdk_uri_raw)
+        except ValueError as error:
+            problems.append(f"COPILOT_SDK_URI is invalid: {error}")
+
+    token = env.get("COPILOT_CONNECTION_TOKEN", "")
+    if not token.strip():
+        problems.append(
+            "COPILOT_CONNECTION_TOKEN is not set: the harness must pass the sidecar's "
+            "per-run connection token to the driver"
+        )
+
+    model = _get(env, "COPILOT_MODEL")
+    if model is None:
+        problems.append("COPILOT_MODEL is not set: set it to the model name (e.g. gpt-4.1)")
+
+    send_timeout_ms = parse_send_timeout_ms(env.get("COPILOT_SDK_SEND_TIMEOUT_MS"), notices)
+    log_level = parse_log_level(env.get("COPILOT_SDK_LOG_LEVEL"), notices)
+    log_format = parse_log_format(env.get("COPILOT_DRIVER_LOG_FORMAT"), notices)
+
+    base = cwd if cwd is not None else Path.cwd()
+    working_directory = base
+    workspace = _get(env, "GITHUB_WORKSPACE")
+    if workspace is not None:
+        working_directory = (base / workspace).resolve()
+        if not working_directory.is_dir():
+            problems.append(
+                f"GITHUB_WORKSPACE is not a directory: {_shorten(workspace, _PATH_CHARS)}: "
+                "set it to the checkout the agent works in, or unset it"
+            )
+
+    provider = None
+    try:
+        provider = parse_provider(env)
+    except ValueError as error:
+        problems.append(str(error))
+
+    state_dir = _get(env, "GH_AW_SESSION_STATE_BASE_DIR")
+    session_state_base_dir = (
+        base / state_dir
+        if state_dir is not None
+        else Path(tempfile.gettempdir()) / "gh-aw/sandbox/agent/logs/copilot-session-state"
+    )
+
+    if problems:
+        raise ConfigError(problems)
+    assert model is not None  # for the type checker: a missing model is a problem above
+    return DriverConfig(
+        prompt_path=Path(str(prompt_path_raw)),
+        prompt=prompt,
+        sdk_uri=sdk_uri,
+        connection_token=token,
+        model=model,
+        send_timeout_ms=send_timeout_ms,
+        log_level=log_level,
+        log_format=log_format,
+        working_directory=working_directory,
+        session_state_base_dir=session_state_base_dir,
+        provider=provider,
+        notices=tuple(notices),
+    )
+
+
+class PromptError(Exception):
+    pass
+
+
+def read_prompt(path: Path) -> str:
+    """Read the prompt: a readable, non-empty, UTF-8 regular file.
+
+    The file type is checked before opening, so a FIFO or a device given by
+    mistake fails at once instead of blocking the driver.
+    """
+    shown = _shorten(str(path), _PATH_CHARS)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise PromptError(f"GH_AW_PROMPT file does not exist: {shown}") from None
+    except OSError as error:
+        raise PromptError(f"GH_AW_PROMPT file cannot be read: {shown}: {error.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise PromptError(f"GH_AW_PROMPT is {kind}: {shown}: point it at the prompt file")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise PromptError(f"GH_AW_PROMPT file cannot be read: {shown}: {error.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise PromptError(
+            f"GH_AW_PROMPT file is not valid UTF-8: {shown}: "
+            f"invalid byte at offset {error.start}; save the prompt as UTF-8"
+        ) from None
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise PromptError(f"GH_AW_PROMPT file is empty: {shown}: write the task into it")
+    return text
+
+
+def normalise_sdk_uri(raw: str) -> str:
+    """Accept `PORT`, `HOST:PORT` and `http(s)://HOST:PORT[/]`; return `HOST:PORT`.
+
+    A bare port means 127.0.0.1 (not `localhost`, which may resolve to ::1
+    while the sidecar listens on IPv4 only).
+    """
+    value = raw.strip()
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", value)
+    if scheme:
+        if scheme.group(1).lower() not in ("http", "https"):
+            raise ValueError(f"unsupported scheme {scheme.group(1)!r}: use http://HOST:PORT")
+        value = value[scheme.end() :].rstrip("/")
+        if "/" in value or "?" in value or "#" in value:
+            raise ValueError("a path is not allowed: use http://HOST:PORT")
+    if value.isdigit():
+        return f"127.0.0.1:{_port(value)}"
+    bracketed = re.fullmatch(r"\[([^\]]+)\]:([^:]*)", value)
+    if bracketed:
+        host, port = bracketed.group(1), bracketed.group(2)
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError(f"{host!r} is not an IPv6 address") from None
+        return f"[{host}]:{_port(port)}"
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or ":" in host:
+        raise ValueError("expected PORT, HOST:PORT or http://HOST:PORT")
+    if not re.fullmatch(r"[A-Za-z0-9.-]+", host):
+        raise ValueError(f"{_shorten(host)!r} is not a host name or address")
+    return f"{host}:{_port(port)}"
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) <= 65535:
+        raise ValueError(f"port {_shorten(text)!r} is not a number from 1 to 65535")
+    return int(text)
+
+
+def parse_send_timeout_ms(raw: str | None, notices: list[str]) -> int:
+    """A positive integer number of milliseconds, else the default (spec 4.3)."""
+    if raw is None or raw == "":
+        return DEFAULT_SEND_TIMEOUT_MS
+    value = raw.strip()
+    if _POSITIVE_INT.fullmatch(value) and int(value) <= MAX_SEND_TIMEOUT_MS:
+        return int(value)
+    notices.append(
+        f"COPILOT_SDK_SEND_TIMEOUT_MS={_shorten(raw)!r} is not a positive whole number of "
+        f"milliseconds up to {MAX_SEND_TIMEOUT_MS}; using {DEFAULT_SEND_TIMEOUT_MS}"
+    )
+    return DEFAULT_SEND_TIMEOUT_MS
+
+
+def parse_log_level(raw: str | None, notices: list[str]) -> LogLevel:
+    """One of none/error/warning/info/debug/all (any case), else warning (spec 4.4)."""
+    if raw is None or raw == "":
+        return DEFAULT_LOG_LEVEL
+    value = raw.strip().lower()
+    for level in LOG_LEVELS:
+        if value == level:
+            return level
+    notices.append(
+        f"COPILOT_SDK_LOG_LEVEL={_shorten(raw)!r} is not one of {', '.join(LOG_LEVELS)}; "
+        f"using {DEFAULT_LOG_LEVEL}"
+    )
+    return DEFAULT_LOG_LEVEL
+
+
+def parse_log_format(raw: str | None, notices: list[str]) -> LogFormat:
+    if raw is None or raw == "":
+        return "json"
+    value = raw.strip().lower()
+    if value == "text":
+        return "text"
+    if value != "json":
+        notices.append(
+            f"COPILOT_DRIVER_LOG_FORMAT={_shorten(raw)!r} is not json or text; using json"
+        )
+    return "json"
+
+
+def parse_provider(env: Mapping[str, str]) -> ProviderConfig | None:
+    """The optional bring-your-own-model provider, or None when not configured."""
+    base_url = _get(env, "COPILOT_PROVIDER_BASE_URL")
+    provider_type = _get(env, "COPILOT_PROVIDER_TYPE")
+    wire_api = _get(env, "COPILOT_PROVIDER_WIRE_API")
+    api_key = env.get("COPILOT_PROVIDER_API_KEY") or None
+    if base_url is None:
+        stray = [
+            name
+            for name, value in (
+                ("COPILOT_PROVIDER_TYPE", provider_type),
+                ("COPILOT_PROVIDER_WIRE_API", wire_api),
+                ("COPILOT_PROVIDER_API_KEY", api_key),
+            )
+            if value is not None
+        ]
+        if stray:
+            raise ValueError(
+                f"{', '.join(stray)} set without COPILOT_PROVIDER_BASE_URL: "
+                "set the provider's base URL too, or unset them"
+            )
+        return None
+    if not re.match(r"^https?://[^/\s]+", base_url):
+        raise ValueError(f"COPILOT_PROVIDER_BASE_URL is not an http(s) URL: {_shorten(base_url)}")
+    provider_type = (provider_type or "openai").lower()
+    if provider_type not in PROVIDER_TYPES:
+        raise ValueError(
+            f"COPILOT_PROVIDER_TYPE={_shorten(provider_type)!r} is not one of "
+            f"{', '.join(PROVIDER_TYPES)}"
+        )
+    if wire_api is not None:
+        wire_api = wire_api.lower()
+        if wire_api not in PROVIDER_WIRE_APIS:
+            raise ValueError(
+                f"COPILOT_PROVIDER_WIRE_API={_shorten(wire_api)!r} is not one of "
+                f"{', '.join(PROVIDER_WIRE_APIS)}"
+            )
+    return ProviderConfig(base_url=base_url, type=provider_type, wire_api=wire_api, api_key=api_key)
+
+
+def _get(env: Mapping[str, str], name: str) -> str | None:
+    """A variable's value, stripped; None when unset or blank."""
+    value = env.get(name)
+    if value is None or not value.strip():
+        return None
+    return value.strip()
+
+
+def _shorten(value: str, limit: int = _NOTICE_VALUE_CHARS) -> str:
+    """Quote user input in an error without flooding the log (or a newline)."""
+    flat = value.replace("\n", "\\n").replace("\r", "\\r")
+    if len(flat) <= limit:
+        return flat
+    return flat[: limit - 3] + "..."

@@ -1,0 +1,302 @@
+"""The driver's lifecycle (spec 3.2), from a valid configuration to a result.
+
+    connect -> start the client -> create the session (permission handler,
+    event sink) -> send the prompt and wait -> map the result -> clean up
+
+Every step is raced against SIGTERM/SIGINT and bounded in time, and the
+cleanup (abort an unfinished turn, disconnect the session, close and flush
+the events file, stop the client) runs in `finally`, each part bounded too,
+whatever happened before. The last log entry is the run's summary:
+`session.completed` on success, `error` otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from copilot_driver.config import DriverConfig
+from copilot_driver.connection import create_client
+from copilot_driver.events import EventsSink
+from copilot_driver.failures import describe_failure
+from copilot_driver.logs import DriverLog, configure_logging
+from copilot_driver.redaction import Redactor
+from copilot_driver.result import ExitCode, SessionResult, write_result
+
+if TYPE_CHECKING:
+    from copilot import CopilotClient, CopilotSession
+
+START_TIMEOUT_S = 10.0
+"""Connecting and the `connect` handshake; a local sidecar answers in milliseconds."""
+CREATE_TIMEOUT_S = 30.0
+SEND_GRACE_S = 5.0
+"""Beyond the SDK's own send timeout, before the driver gives up on the SDK too."""
+ABORT_TIMEOUT_S = 2.0
+DISCONNECT_TIMEOUT_S = 3.0
+EVENTS_CLOSE_TIMEOUT_S = 5.0
+STOP_TIMEOUT_S = 3.0
+RESULT_FILE_NAME = "result.json"
+
+T = TypeVar("T")
+
+
+class StopSignalError(Exception):
+    """A stop signal arrived while a lifecycle step was under way."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class StopRequests:
+    """SIGTERM and SIGINT as an event every lifecycle step is raced against."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._event = asyncio.Event()
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self.request, signum)
+
+    def request(self, signum: int) -> None:
+        if self.signum is None:
+            self.signum = signum
+            self._event.set()
+
+    async def race(self, step: Awaitable[T], *, timeout: float) -> T:
+        """Await `step`; raise StopSignalError on a stop signal, TimeoutError after `timeout`."""
+        if self.signum is not None:
+            _close_unawaited(step)
+            raise StopSignalError(self.signum)
+        task = asyncio.ensure_future(step)
+        stopped = asyncio.ensure_future(self._event.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {task, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            stopped.cancel()
+        if task in done:
+            return task.result()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if self.signum is not None:
+            raise StopSignalError(self.signum)
+        raise TimeoutError(f"no answer within {timeout:g}s")
+
+
+class Lifecycle:
+    """One run of the driver; `run()` returns its SessionResult."""
+
+    def __init__(
+        self, config: DriverConfig, log: DriverLog, redactor: Redactor, stop: StopRequests
+    ) -> None:
+        self.config = config
+        self.log = log
+        self.redactor = redactor
+        self.stop = stop
+        self.sink = EventsSink(
+            config.session_state_base_dir,
+            redactor,
+            on_error=lambda message: log.error("events.write_failed", message),
+        )
+        self._client: CopilotClient | None = None
+        self._session: CopilotSession | None = None
+        self._turn_open = False
+        self._idle = asyncio.Event()
+
+    async def run(self) -> SessionResult:
+        started = time.monotonic()
+        output = ""
+        exit_code: int = ExitCode.OK
+        error: str | None = None
+        error_kind: str | None = None
+        phase = "connect"
+        try:
+            self._log_start()
+            self._client = create_client(self.config)
+            await self.stop.race(self._client.start(), timeout=START_TIMEOUT_S)
+            self.log.info(
+                "client.started", "connected to the Copilot sidecar", sdkUri=self.config.sdk_uri
+            )
+
+            phase = "session creation"
+            self._session = await self.stop.race(
+                self._client.create_session(**self._session_options()), timeout=CREATE_TIMEOUT_S
+            )
+            session_id = self._session.session_id
+            self.log.bind(sessionId=session_id)
+            events_path = self.sink.attach(session_id)
+            self.log.info(
+                "session.created",
+                f"session {session_id} created",
+                model=self.config.model,
+                eventsFile=str(events_path),
+            )
+
+            phase = "the turn"
+            self.log.info(
+                "prompt.dispatched",
+                "sending the prompt and waiting for the session to finish",
+                promptChars=len(self.config.prompt),
+                sendTimeoutMs=self.config.send_timeout_ms,
+            )
+            self._turn_open = True
+            reply = await self.stop.race(
+                self._session.send_and_wait(self.config.prompt, timeout=self.config.send_timeout_s),
+                timeout=self.config.send_timeout_s + SEND_GRACE_S,
+            )
+            self._turn_open = False
+            output = _reply_text(reply)
+        except StopSignalError as interruption:
+            exit_code = ExitCode.for_signal(interruption.signum)
+            error_kind = "interrupted"
+            error = f"stopped by {interruption} during {phase}; cleaned up"
+        except TimeoutError as timeout:
+            if phase == "the turn":
+                exit_code = ExitCode.SEND_TIMEOUT
+                error_kind = "send_timeout"
+                error = (
+                    f"the session did not finish within {self.config.send_timeout_ms} ms "
+                    "(COPILOT_SDK_SEND_TIMEOUT_MS); the turn was aborted"
+                )
+            else:
+                failure = describe_failure(timeout, phase=phase, sdk_uri=self.config.sdk_uri)
+                exit_code, error_kind, error = ExitCode.FAILURE, failure.kind, failure.message
+        except Exception as failure_error:
+            failure = describe_failure(failure_error, phase=phase, sdk_uri=self.config.sdk_uri)
+            exit_code, error_kind, error = ExitCode.FAILURE, failure.kind, failure.message
+            self.log.debug("error.detail", "failure detail", exc_info_text=repr(failure_error))
+        finally:
+            await self._cleanup()
+
+        result = SessionResult(
+            exit_code=exit_code,
+            output=output,
+            duration_ms=round((time.monotonic() - started) * 1000),
+            session_id=self._session.session_id if self._session else None,
+            error=error,
+        )
+        result_file = self._write_result(result)
+        summary: dict[str, Any] = {
+            "exitCode": result.exit_code,
+            "hasOutput": result.has_output,
+            "durationMs": result.duration_ms,
+        }
+        if result_file:
+            summary["resultFile"] = result_file
+        if exit_code == ExitCode.OK:
+            self.log.info("session.completed", "session completed", **summary)
+        else:
+            self.log.error("error", error or "the run failed", errorKind=error_kind, **summary)
+        return result
+
+    def _log_start(self) -> None:
+        config = self.config
+        self.log.info(
+            "connection.start",
+            f"connecting to the Copilot sidecar at {config.sdk_uri}",
+            sdkUri=config.sdk_uri,
+            model=config.model,
+            sendTimeoutMs=config.send_timeout_ms,
+            logLevel=config.log_level,
+            workingDirectory=str(config.working_directory),
+            provider=config.provider.base_url if config.provider else None,
+        )
+        for notice in config.notices:
+            self.log.warning("config.fallback", notice)
+
+    def _session_options(self) -> dict[str, Any]:
+        from copilot.session import PermissionHandler
+
+        options: dict[str, Any] = {
+            "model": self.config.model,
+            "working_directory": str(self.config.working_directory),
+            # Always register a handler: without one the runtime denies every
+            # request. The scoped allowlist replaces approve-all (issue #3).
+            "on_permission_request": PermissionHandler.approve_all,
+            # Registered at creation so `session.start` is captured too.
+            "on_event": self._on_event,
+        }
+        if self.config.provider is not None:
+            options["provider"] = self.config.provider.to_sdk()
+        return options
+
+    def _on_event(self, event: Any) -> None:
+        self.sink.handle(event)
+        kind = getattr(event, "type", None)
+        if getattr(kind, "value", kind) == "session.idle":
+            self._idle.set()
+
+    async def _cleanup(self) -> None:
+        """Best effort and bounded: every step runs even if an earlier one failed."""
+        session, client = self._session, self._client
+        if session is not None:
+            if self._turn_open:
+                # Abort, then let the runtime report it (`abort`, `session.idle`)
+                # so the events file shows how the turn ended.
+                self._idle.clear()
+                await self._bounded("abort the turn", session.abort(), ABORT_TIMEOUT_S)
+                await self._bounded("see the turn end", self._idle.wait(), ABORT_TIMEOUT_S)
+            await self._bounded(
+                "disconnect the session", session.disconnect(), DISCONNECT_TIMEOUT_S
+            )
+        await asyncio.to_thread(self.sink.close, EVENTS_CLOSE_TIMEOUT_S)
+        if client is not None:
+            await self._bounded("stop the client", client.stop(), STOP_TIMEOUT_S)
+
+    async def _bounded(self, what: str, step: Awaitable[Any], timeout: float) -> None:
+        try:
+            await asyncio.wait_for(step, timeout)
+        except TimeoutError:
+            self.log.warning("cleanup.timeout", f"could not {what} within {timeout:g}s")
+        except Exception as error:  # cleanup is best effort; the outcome is already known
+            self.log.debug("cleanup.failed", f"could not {what}: {error}")
+
+    def _write_result(self, result: SessionResult) -> str | None:
+        if self.sink.path is None:
+            return None
+        path = self.sink.path.with_name(RESULT_FILE_NAME)
+        try:
+            write_result(path, result, self.redactor)
+        except OSError as error:
+            self.log.error("result.write_failed", f"cannot write {path}: {error.strerror}")
+            return None
+        return str(path)
+
+
+def run_driver(config: DriverConfig) -> int:
+    """Run one session; print the answer on stdout; return the exit status."""
+    redactor = Redactor(config.secrets)
+    log = configure_logging(config.log_format, config.log_level, redactor)
+    stop = StopRequests()
+
+    async def main() -> SessionResult:
+        stop.install(asyncio.get_running_loop())
+        return await Lifecycle(config, log, redactor, stop).run()
+
+    try:
+        result = asyncio.run(main())
+    except Exception as error:  # a bug in the driver itself: still one clear line
+        log.error("error", f"unhandled driver error: {type(error).__name__}: {error}")
+        return int(ExitCode.FAILURE)
+    if result.has_output:
+        sys.stdout.write(redactor.text(result.output).rstrip("\n") + "\n")
+        sys.stdout.flush()
+    return result.exit_code
+
+
+def _reply_text(reply: Any) -> str:
+    content = getattr(getattr(reply, "data", None), "content", None)
+    return content if isinstance(content, str) else ""
+
+
+def _close_unawaited(step: Awaitable[Any]) -> None:
+    close = getattr(step, "close", None)
+    if callable(close):
+        close()

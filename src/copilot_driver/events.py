@@ -1,0 +1,187 @@
+"""The session's audit trail: non-ephemeral events as JSON Lines (spec 3.3).
+
+One line per event, `{"type", "timestamp", "data"}` plus `id`/`parentId`
+when present, `data` in the runtime's camelCase names, appended to
+`<base>/<sessionId>/events.jsonl` as it happens.
+
+Why it is shaped this way:
+- The SDK calls event handlers on the event loop, so `handle()` only
+  filters, serialises and enqueues; a single writer thread does the file
+  I/O in batches. One writer means lines are never interleaved, and whole
+  lines are written with one call each batch, so none is ever truncated by
+  a concurrent writer.
+- Events can arrive before the session id is known (`session.start` comes
+  during `create_session`); they wait in a small buffer until `attach()`.
+- Memory stays flat: the queue is drained continuously and the only other
+  state is the set of tool calls still running (for enrichment).
+- `close()` drains, flushes and fsyncs; it runs on success, errors and
+  signals alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from copilot_driver.redaction import Redactor
+
+EVENTS_FILE_NAME = "events.jsonl"
+_BATCH_LINES = 512
+_STOP = object()
+
+
+class SessionEventLike(Protocol):
+    """What the sink needs of an SDK `SessionEvent`."""
+
+    ephemeral: bool | None
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class EventsSink:
+    def __init__(
+        self,
+        base_dir: Path,
+        redactor: Redactor,
+        *,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        self._base_dir = base_dir
+        self._redactor = redactor
+        self._on_error = on_error
+        self._pending: list[str] | None = []  # lines before attach(); None after
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._tools: dict[str, dict[str, Any]] = {}
+        self._closed = False
+        self.path: Path | None = None
+        self.lines_written = 0
+        self.error: str | None = None
+
+    # -- called on the event loop ------------------------------------------
+
+    def handle(self, event: SessionEventLike) -> None:
+        """The SDK event handler: persist `event` unless it is ephemeral.
+
+        Never raises: a bad event must not break the session.
+        """
+        if event.ephemeral:
+            return
+        try:
+            record = self._record(event.to_dict())
+        except Exception as error:  # the event could not be serialised
+            self._report(f"an event could not be serialised: {error}")
+            return
+        self.write_record(record)
+
+    def write_record(self, record: Mapping[str, Any]) -> None:
+        """Append a record the driver itself produces (same line format)."""
+        if self._closed:
+            return
+        line = self._redactor.json_line(dict(record)) + "\n"
+        if self._pending is not None:
+            self._pending.append(line)
+        else:
+            self._queue.put(line)
+
+    def attach(self, session_id: str) -> Path:
+        """Open `<base>/<session_id>/events.jsonl` and start writing to it."""
+        if not session_id or "/" in session_id or session_id in (".", ".."):
+            raise ValueError(f"unusable session id for a folder name: {session_id!r}")
+        folder = self._base_dir / session_id
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / EVENTS_FILE_NAME
+        handle = open(self.path, "ab")  # noqa: SIM115 (owned by the writer thread)
+        pending, self._pending = self._pending or [], None
+        for line in pending:
+            self._queue.put(line)
+        self._writer = threading.Thread(
+            target=self._write_loop, args=(handle,), name="events-writer", daemon=True
+        )
+        self._writer.start()
+        return self.path
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write everything queued, flush to disk and close. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._writer is None:
+            return
+        self._queue.put(_STOP)
+        self._writer.join(timeout)
+        if self._writer.is_alive():
+            self._report(f"the events writer did not finish within {timeout:g}s")
+
+    # -- internals ---------------------------------------------------------
+
+    def _record(self, raw: dict[str, Any]) -> dict[str, Any]:
+        event_type = raw.get("type")
+        data = raw.get("data")
+        if isinstance(data, dict):
+            data = self._enrich(event_type, data)
+        record: dict[str, Any] = {
+            "type": event_type,
+            "timestamp": raw.get("timestamp"),
+            "data": data,
+        }
+        for key in ("id", "parentId", "agentId"):
+            if raw.get(key) is not None:
+                record[key] = raw[key]
+        return record
+
+    def _enrich(self, event_type: Any, data: dict[str, Any]) -> dict[str, Any]:
+        """Give `tool.execution_complete` the tool name its start event had.
+
+        The runtime's completion event carries only the `toolCallId`, while
+        timelines need the tool's name on both ends of the call.
+        """
+        call_id = data.get("toolCallId")
+        if not isinstance(call_id, str):
+            return data
+        if event_type == "tool.execution_start":
+            names = {k: data[k] for k in ("toolName", "mcpServerName") if data.get(k) is not None}
+            self._tools[call_id] = names
+        elif event_type == "tool.execution_complete":
+            names = self._tools.pop(call_id, {})
+            missing = {k: v for k, v in names.items() if k not in data}
+            if missing:
+                return {**data, **missing}
+        return data
+
+    def _write_loop(self, handle: Any) -> None:
+        try:
+            stop = False
+            while not stop:
+                batch = [self._queue.get()]
+                while len(batch) < _BATCH_LINES:
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                stop = any(item is _STOP for item in batch)
+                lines = [item for item in batch if isinstance(item, str)]
+                if lines and self.error is None:
+                    try:
+                        handle.write("".join(lines).encode("utf-8"))
+                        handle.flush()
+                        self.lines_written += len(lines)
+                    except OSError as error:
+                        self._report(f"cannot write {self.path}: {error.strerror or error}")
+            if self.error is None:
+                with contextlib.suppress(OSError):
+                    os.fsync(handle.fileno())
+        finally:
+            with contextlib.suppress(OSError):
+                handle.close()
+
+    def _report(self, message: str) -> None:
+        if self.error is None:
+            self.error = message
+            if self._on_error is not None:
+                self._on_error(message)

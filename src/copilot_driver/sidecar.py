@@ -1,0 +1,221 @@
+"""The Copilot CLI in server mode: find the binary, start it, know when it is ready.
+
+A sidecar is `copilot --headless --no-auto-update --no-auto-login --port N`
+with the per-run COPILOT_CONNECTION_TOKEN in its environment. It prints
+`CLI server listening on port N` when ready and binds 127.0.0.1. It runs in
+its own process group so stopping it (SIGTERM, then SIGKILL after a grace
+period) also stops anything it spawned.
+
+Both output streams are drained by threads from the start (a full pipe would
+stall the CLI), kept as a short tail for error messages, and optionally
+copied to a log file with the token masked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from copilot_driver.redaction import Redactor
+
+PLATFORM_TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+PROVISIONED_CLI = Path(".cache/copilot-cli/node_modules/@github/copilot-linux-x64/copilot")
+"""Where `make setup` puts the pinned CLI, relative to the repository root."""
+
+_READY_LINE = re.compile(r"listening on port (\d+)")
+_TAIL_LINES = 40
+
+
+class SidecarError(RuntimeError):
+    """The sidecar could not be found or did not become ready."""
+
+
+def locate_copilot_cli(
+    explicit: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> Path:
+    """The copilot binary: `explicit`, else COPILOT_CLI_PATH, else the one
+    `make setup` provisioned, else `copilot` on PATH."""
+    env = os.environ if env is None else env
+    candidates: list[tuple[str, Path | None]] = [
+        ("the explicit path", Path(explicit) if explicit else None),
+        (
+            "COPILOT_CLI_PATH",
+            Path(env["COPILOT_CLI_PATH"]) if env.get("COPILOT_CLI_PATH") else None,
+        ),
+        ("the binary provisioned by `make setup`", _provisioned_cli()),
+    ]
+    on_path = shutil.which("copilot", path=env.get("PATH"))
+    candidates.append(("`copilot` on PATH", Path(on_path) if on_path else None))
+    for _, path in candidates:
+        if path is not None and path.is_file() and os.access(path, os.X_OK):
+            return path
+    tried = "; ".join(
+        f"{name}: {path if path is not None else 'not set'}" for name, path in candidates
+    )
+    raise SidecarError(f"no Copilot CLI binary found (tried {tried}); run `make setup`")
+
+
+def _provisioned_cli() -> Path | None:
+    """The provisioned binary, looked up from the source tree of an editable install."""
+    for root in Path(__file__).resolve().parents:
+        candidate = root / PROVISIONED_CLI
+        if candidate.exists():
+            return candidate
+        if (root / "pyproject.toml").exists():
+            return candidate
+    return None
+
+
+def isolated_environment(
+    base: Mapping[str, str], *, strip: Sequence[str] = PLATFORM_TOKEN_VARIABLES
+) -> dict[str, str]:
+    """`base` without the GitHub platform tokens (the driver's environment)."""
+    return {key: value for key, value in base.items() if key not in strip}
+
+
+class Sidecar:
+    """A running server-mode Copilot CLI. Use `Sidecar.start(...)`."""
+
+    def __init__(
+        self, process: subprocess.Popen[bytes], redactor: Redactor, log_file: IO[str] | None
+    ) -> None:
+        self.process = process
+        self.port: int | None = None
+        self._redactor = redactor
+        self._log_file = log_file
+        self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._readers = [
+            threading.Thread(target=self._drain, args=(stream, name), daemon=True)
+            for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
+            if stream is not None
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    @classmethod
+    def start(
+        cls,
+        binary: str | os.PathLike[str],
+        *,
+        token: str,
+        env: Mapping[str, str],
+        port: int = 0,
+        extra_args: Sequence[str] = (),
+        log_level: str = "info",
+        ready_timeout: float = 30.0,
+        log_path: Path | None = None,
+    ) -> Sidecar:
+        """Start the CLI in server mode and wait until it listens.
+
+        `env` is the sidecar's whole environment (the token is added);
+        raises SidecarError, quoting the CLI's last output, when it exits or
+        does not listen within `ready_timeout` seconds.
+        """
+        argv = [
+            str(binary),
+            "--headless",
+            "--no-auto-update",
+            "--no-auto-login",
+            "--log-level",
+            log_level,
+            *extra_args,
+            "--port",
+            str(port),
+        ]
+        log_file = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
+        process = subprocess.Popen(
+            argv,
+            env={**env, "COPILOT_CONNECTION_TOKEN": token},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        sidecar = cls(process, Redactor([token]), log_file)
+        sidecar._wait_ready(ready_timeout)
+        return sidecar
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def tail(self) -> str:
+        with self._lock:
+            return "\n".join(self._tail)
+
+    def stop(self, grace: float = 5.0) -> int | None:
+        """SIGTERM the process group, SIGKILL after `grace`; return the exit status."""
+        if self.process.poll() is None:
+            self._signal_group(signal.SIGTERM)
+            try:
+                self.process.wait(grace)
+            except subprocess.TimeoutExpired:
+                self._signal_group(signal.SIGKILL)
+                self.process.wait(5)
+        else:  # the CLI is gone; make sure nothing it started survives it
+            self._signal_group(signal.SIGKILL)
+        for reader in self._readers:
+            reader.join(2)
+        if self._log_file is not None:
+            self._log_file.close()
+        return self.process.returncode
+
+    def __enter__(self) -> Sidecar:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _signal_group(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signum)
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.05):
+            if self.process.poll() is not None:
+                for reader in self._readers:
+                    reader.join(2)
+                raise SidecarError(
+                    f"the Copilot CLI exited with status {self.process.returncode} before "
+                    f"listening; its last output:\n{self.tail() or '(none)'}"
+                )
+            if time.monotonic() > deadline:
+                self.stop(grace=2)
+                raise SidecarError(
+                    f"the Copilot CLI did not listen within {timeout:g}s; its last output:\n"
+                    f"{self.tail() or '(none)'}"
+                )
+
+    def _drain(self, stream: IO[bytes], name: str) -> None:
+        for raw in iter(stream.readline, b""):
+            line = self._redactor.text(raw.decode("utf-8", "replace").rstrip("\r\n"))
+            with self._lock:
+                self._tail.append(f"{name}: {line}")
+                if self._log_file is not None:
+                    self._log_file.write(f"{name}: {line}\n")
+                    self._log_file.flush()
+            if not self._ready.is_set() and name == "stdout":
+                match = _READY_LINE.search(line)
+                if match:
+                    self.port = int(match.group(1))
+                    self._ready.set()
+        stream.close()

@@ -108,7 +108,6 @@ class Lifecycle:
         self._client: CopilotClient | None = None
         self._session: CopilotSession | None = None
         self._turn_open = False
-        self._idle = asyncio.Event()
 
     async def run(self) -> SessionResult:
         started = time.monotonic()
@@ -221,28 +220,21 @@ class Lifecycle:
             # request. The scoped allowlist replaces approve-all (issue #3).
             "on_permission_request": PermissionHandler.approve_all,
             # Registered at creation so `session.start` is captured too.
-            "on_event": self._on_event,
+            "on_event": self.sink.handle,
         }
         if self.config.provider is not None:
             options["provider"] = self.config.provider.to_sdk()
         return options
-
-    def _on_event(self, event: Any) -> None:
-        self.sink.handle(event)
-        kind = getattr(event, "type", None)
-        if getattr(kind, "value", kind) == "session.idle":
-            self._idle.set()
 
     async def _cleanup(self) -> None:
         """Best effort and bounded: every step runs even if an earlier one failed."""
         session, client = self._session, self._client
         if session is not None:
             if self._turn_open:
-                # Abort, then let the runtime report it (`abort`, `session.idle`)
-                # so the events file shows how the turn ended.
-                self._idle.clear()
+                # The runtime emits `abort` and `assistant.turn_end` before it
+                # answers, and the SDK dispatches in wire order: once this
+                # returns, the events file can show how the turn ended.
                 await self._bounded("abort the turn", session.abort(), ABORT_TIMEOUT_S)
-                await self._bounded("see the turn end", self._idle.wait(), ABORT_TIMEOUT_S)
             await self._bounded(
                 "disconnect the session", session.disconnect(), DISCONNECT_TIMEOUT_S
             )

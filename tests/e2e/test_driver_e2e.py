@@ -171,7 +171,9 @@ def test_send_timeout_exits_124_after_cleanup(
     # Cleanup ran: the turn was aborted and the session shut down, and the
     # events file holds what happened up to the end.
     assert "user.message" in types
-    assert "abort" in types
+    # ... and how it ended: aborted, the turn closed, the session shut down.
+    assert types.index("abort") < types.index("assistant.turn_end")
+    assert types[-1] == "session.shutdown"
     assert run.result()["exitCode"] == 124
     assert run.stdout == ""
 

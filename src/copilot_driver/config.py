@@ -21,10 +21,12 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from copilot_driver.redaction import Redactor
 
 DEFAULT_SEND_TIMEOUT_MS = 600_000
 MAX_SEND_TIMEOUT_MS = 2**31 - 1
@@ -41,6 +43,17 @@ PROVIDER_WIRE_APIS = ("completions", "responses")
 _POSITIVE_INT = re.compile(r"[1-9][0-9]*")
 _NOTICE_VALUE_CHARS = 40
 _PATH_CHARS = 300
+
+Quote = Callable[..., str]
+"""How an error message echoes user input: `quote(value, limit=40)`."""
+
+
+def _shorten(value: str, limit: int = _NOTICE_VALUE_CHARS) -> str:
+    """Quote user input in an error without flooding the log (or a newline)."""
+    flat = value.replace("\n", "\\n").replace("\r", "\\r")
+    if len(flat) <= limit:
+        return flat
+    return flat[: limit - 3] + "..."
 
 
 class ConfigError(Exception):
@@ -105,6 +118,13 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     """Resolve the driver's configuration from `env`, or raise ConfigError."""
     problems: list[str] = []
     notices: list[str] = []
+    token = env.get("COPILOT_CONNECTION_TOKEN", "")
+    api_key = env.get("COPILOT_PROVIDER_API_KEY", "")
+    redactor = Redactor([token, api_key])
+
+    def quote(value: str, limit: int = _NOTICE_VALUE_CHARS) -> str:
+        """Echo user input: secrets masked before shortening, so no part leaks."""
+        return _shorten(redactor.text(value), limit)
 
     prompt_path_raw = _get(env, "GH_AW_PROMPT")
     prompt = ""
@@ -112,7 +132,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         problems.append("GH_AW_PROMPT is not set: set it to the path of the prompt file")
     else:
         try:
-            prompt = read_prompt(Path(prompt_path_raw))
+            prompt = read_prompt(Path(prompt_path_raw), quote=quote)
         except PromptError as error:
             problems.append(str(error))
 
@@ -125,11 +145,10 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         )
     else:
         try:
-            sdk_uri = normalise_sdk_uri(sdk_uri_raw)
+            sdk_uri = normalise_sdk_uri(sdk_uri_raw, quote=quote)
         except ValueError as error:
             problems.append(f"COPILOT_SDK_URI is invalid: {error}")
 
-    token = env.get("COPILOT_CONNECTION_TOKEN", "")
     if not token.strip():
         problems.append(
             "COPILOT_CONNECTION_TOKEN is not set: the harness must pass the sidecar's "
@@ -140,9 +159,11 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     if model is None:
         problems.append("COPILOT_MODEL is not set: set it to the model name (e.g. gpt-4.1)")
 
-    send_timeout_ms = parse_send_timeout_ms(env.get("COPILOT_SDK_SEND_TIMEOUT_MS"), notices)
-    log_level = parse_log_level(env.get("COPILOT_SDK_LOG_LEVEL"), notices)
-    log_format = parse_log_format(env.get("COPILOT_DRIVER_LOG_FORMAT"), notices)
+    send_timeout_ms = parse_send_timeout_ms(
+        env.get("COPILOT_SDK_SEND_TIMEOUT_MS"), notices, quote=quote
+    )
+    log_level = parse_log_level(env.get("COPILOT_SDK_LOG_LEVEL"), notices, quote=quote)
+    log_format = parse_log_format(env.get("COPILOT_DRIVER_LOG_FORMAT"), notices, quote=quote)
 
     base = cwd if cwd is not None else Path.cwd()
     working_directory = base
@@ -151,13 +172,13 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         working_directory = (base / workspace).resolve()
         if not working_directory.is_dir():
             problems.append(
-                f"GITHUB_WORKSPACE is not a directory: {_shorten(workspace, _PATH_CHARS)}: "
+                f"GITHUB_WORKSPACE is not a directory: {quote(workspace, _PATH_CHARS)}: "
                 "set it to the checkout the agent works in, or unset it"
             )
 
     provider = None
     try:
-        provider = parse_provider(env)
+        provider = parse_provider(env, quote=quote)
     except ValueError as error:
         problems.append(str(error))
 
@@ -191,13 +212,13 @@ class PromptError(Exception):
     pass
 
 
-def read_prompt(path: Path) -> str:
+def read_prompt(path: Path, *, quote: Quote = _shorten) -> str:
     """Read the prompt: a readable, non-empty, UTF-8 regular file.
 
     The file type is checked before opening, so a FIFO or a device given by
     mistake fails at once instead of blocking the driver.
     """
-    shown = _shorten(str(path), _PATH_CHARS)
+    shown = quote(str(path), _PATH_CHARS)
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -226,7 +247,7 @@ def read_prompt(path: Path) -> str:
     return text
 
 
-def normalise_sdk_uri(raw: str) -> str:
+def normalise_sdk_uri(raw: str, *, quote: Quote = _shorten) -> str:
     """Accept `PORT`, `HOST:PORT` and `http(s)://HOST:PORT[/]`; return `HOST:PORT`.
 
     A bare port means 127.0.0.1 (not `localhost`, which may resolve to ::1
@@ -241,44 +262,49 @@ def normalise_sdk_uri(raw: str) -> str:
         if "/" in value or "?" in value or "#" in value:
             raise ValueError("a path is not allowed: use http://HOST:PORT")
     if value.isdigit():
-        return f"127.0.0.1:{_port(value)}"
+        return f"127.0.0.1:{_port(value, quote)}"
     bracketed = re.fullmatch(r"\[([^\]]+)\]:([^:]*)", value)
     if bracketed:
         host, port = bracketed.group(1), bracketed.group(2)
         try:
             ipaddress.IPv6Address(host)
         except ValueError:
-            raise ValueError(f"{host!r} is not an IPv6 address") from None
-        return f"[{host}]:{_port(port)}"
+            raise ValueError(f"{quote(host)!r} is not an IPv6 address") from None
+        return f"[{host}]:{_port(port, quote)}"
     host, sep, port = value.rpartition(":")
     if not sep or not host or ":" in host:
         raise ValueError("expected PORT, HOST:PORT or http://HOST:PORT")
     if not re.fullmatch(r"[A-Za-z0-9.-]+", host):
-        raise ValueError(f"{_shorten(host)!r} is not a host name or address")
-    return f"{host}:{_port(port)}"
+        raise ValueError(f"{quote(host)!r} is not a host name or address")
+    return f"{host}:{_port(port, quote)}"
 
 
-def _port(text: str) -> int:
+def _port(text: str, quote: Quote) -> int:
     if not text.isdigit() or not 0 < int(text) <= 65535:
-        raise ValueError(f"port {_shorten(text)!r} is not a number from 1 to 65535")
+        raise ValueError(f"port {quote(text)!r} is not a number from 1 to 65535")
     return int(text)
 
 
-def parse_send_timeout_ms(raw: str | None, notices: list[str]) -> int:
+def parse_send_timeout_ms(raw: str | None, notices: list[str], *, quote: Quote = _shorten) -> int:
     """A positive integer number of milliseconds, else the default (spec 4.3)."""
     if raw is None or raw == "":
         return DEFAULT_SEND_TIMEOUT_MS
     value = raw.strip()
-    if _POSITIVE_INT.fullmatch(value) and int(value) <= MAX_SEND_TIMEOUT_MS:
+    # The length check comes first: int() refuses strings of thousands of digits.
+    if (
+        len(value) <= len(str(MAX_SEND_TIMEOUT_MS))
+        and _POSITIVE_INT.fullmatch(value)
+        and int(value) <= MAX_SEND_TIMEOUT_MS
+    ):
         return int(value)
     notices.append(
-        f"COPILOT_SDK_SEND_TIMEOUT_MS={_shorten(raw)!r} is not a positive whole number of "
+        f"COPILOT_SDK_SEND_TIMEOUT_MS={quote(raw)!r} is not a positive whole number of "
         f"milliseconds up to {MAX_SEND_TIMEOUT_MS}; using {DEFAULT_SEND_TIMEOUT_MS}"
     )
     return DEFAULT_SEND_TIMEOUT_MS
 
 
-def parse_log_level(raw: str | None, notices: list[str]) -> LogLevel:
+def parse_log_level(raw: str | None, notices: list[str], *, quote: Quote = _shorten) -> LogLevel:
     """One of none/error/warning/info/debug/all (any case), else warning (spec 4.4)."""
     if raw is None or raw == "":
         return DEFAULT_LOG_LEVEL
@@ -287,31 +313,31 @@ def parse_log_level(raw: str | None, notices: list[str]) -> LogLevel:
         if value == level:
             return level
     notices.append(
-        f"COPILOT_SDK_LOG_LEVEL={_shorten(raw)!r} is not one of {', '.join(LOG_LEVELS)}; "
+        f"COPILOT_SDK_LOG_LEVEL={quote(raw)!r} is not one of {', '.join(LOG_LEVELS)}; "
         f"using {DEFAULT_LOG_LEVEL}"
     )
     return DEFAULT_LOG_LEVEL
 
 
-def parse_log_format(raw: str | None, notices: list[str]) -> LogFormat:
+def parse_log_format(raw: str | None, notices: list[str], *, quote: Quote = _shorten) -> LogFormat:
     if raw is None or raw == "":
         return "json"
     value = raw.strip().lower()
     if value == "text":
         return "text"
     if value != "json":
-        notices.append(
-            f"COPILOT_DRIVER_LOG_FORMAT={_shorten(raw)!r} is not json or text; using json"
-        )
+        notices.append(f"COPILOT_DRIVER_LOG_FORMAT={quote(raw)!r} is not json or text; using json")
     return "json"
 
 
-def parse_provider(env: Mapping[str, str]) -> ProviderConfig | None:
+def parse_provider(env: Mapping[str, str], *, quote: Quote = _shorten) -> ProviderConfig | None:
     """The optional bring-your-own-model provider, or None when not configured."""
     base_url = _get(env, "COPILOT_PROVIDER_BASE_URL")
     provider_type = _get(env, "COPILOT_PROVIDER_TYPE")
     wire_api = _get(env, "COPILOT_PROVIDER_WIRE_API")
-    api_key = env.get("COPILOT_PROVIDER_API_KEY") or None
+    api_key = env.get("COPILOT_PROVIDER_API_KEY")
+    if api_key is not None and not api_key.strip():
+        api_key = None
     if base_url is None:
         stray = [
             name
@@ -329,18 +355,18 @@ def parse_provider(env: Mapping[str, str]) -> ProviderConfig | None:
             )
         return None
     if not re.match(r"^https?://[^/\s]+", base_url):
-        raise ValueError(f"COPILOT_PROVIDER_BASE_URL is not an http(s) URL: {_shorten(base_url)}")
+        raise ValueError(f"COPILOT_PROVIDER_BASE_URL is not an http(s) URL: {quote(base_url)}")
     provider_type = (provider_type or "openai").lower()
     if provider_type not in PROVIDER_TYPES:
         raise ValueError(
-            f"COPILOT_PROVIDER_TYPE={_shorten(provider_type)!r} is not one of "
+            f"COPILOT_PROVIDER_TYPE={quote(provider_type)!r} is not one of "
             f"{', '.join(PROVIDER_TYPES)}"
         )
     if wire_api is not None:
         wire_api = wire_api.lower()
         if wire_api not in PROVIDER_WIRE_APIS:
             raise ValueError(
-                f"COPILOT_PROVIDER_WIRE_API={_shorten(wire_api)!r} is not one of "
+                f"COPILOT_PROVIDER_WIRE_API={quote(wire_api)!r} is not one of "
                 f"{', '.join(PROVIDER_WIRE_APIS)}"
             )
     return ProviderConfig(base_url=base_url, type=provider_type, wire_api=wire_api, api_key=api_key)
@@ -352,11 +378,3 @@ def _get(env: Mapping[str, str], name: str) -> str | None:
     if value is None or not value.strip():
         return None
     return value.strip()
-
-
-def _shorten(value: str, limit: int = _NOTICE_VALUE_CHARS) -> str:
-    """Quote user input in an error without flooding the log (or a newline)."""
-    flat = value.replace("\n", "\\n").replace("\r", "\\r")
-    if len(flat) <= limit:
-        return flat
-    return flat[: limit - 3] + "..."

@@ -15,7 +15,11 @@ Why it is shaped this way:
 - Memory stays flat: the queue is drained continuously and the only other
   state is the set of tool calls still running (for enrichment).
 - `close()` drains, flushes and fsyncs; it runs on success, errors and
-  signals alike.
+  signals alike. Events still waiting for a session id when it is called
+  are dropped: without a session there is no file to hold them.
+- One event that cannot be serialised is reported and skipped; it never
+  stops the events around it from being written. A failed *write* stops
+  the file (a later partial line would corrupt it) and is reported once.
 """
 
 from __future__ import annotations
@@ -61,7 +65,9 @@ class EventsSink:
         self._closed = False
         self.path: Path | None = None
         self.lines_written = 0
+        self.skipped = 0
         self.error: str | None = None
+        """Why the file stopped being written (a write error, a stuck writer)."""
 
     # -- called on the event loop ------------------------------------------
 
@@ -70,14 +76,14 @@ class EventsSink:
 
         Never raises: a bad event must not break the session.
         """
-        if event.ephemeral:
-            return
         try:
-            record = self._record(event.to_dict())
-        except Exception as error:  # the event could not be serialised
-            self._report(f"an event could not be serialised: {error}")
-            return
-        self.write_record(record)
+            if event.ephemeral:
+                return
+            self.write_record(self._record(event.to_dict()))
+        except Exception as error:  # this one event cannot be serialised: skip it
+            self.skipped += 1
+            if self._on_error is not None:
+                self._on_error(f"an event could not be serialised and was skipped: {error}")
 
     def write_record(self, record: Mapping[str, Any]) -> None:
         """Append a record the driver itself produces (same line format)."""

@@ -49,7 +49,7 @@ def describe_failure(error: BaseException, *, phase: str, sdk_uri: str) -> Failu
             return Failure(
                 "sidecar_unreachable",
                 f"cannot reach the Copilot sidecar at {sdk_uri}: connection refused; "
-                "is the sidecar running and is COPILOT_SDK_URI its address? ({text})",
+                f"is the sidecar running and is COPILOT_SDK_URI its address? ({text})",
             )
         if isinstance(error, TimeoutError):
             return Failure(

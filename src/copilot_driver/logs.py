@@ -77,7 +77,8 @@ def entry_fields(record: logging.LogRecord) -> dict[str, Any]:
         "level": record.levelname.lower(),
         "message": record.getMessage(),
     }
-    entry.update(fields)
+    # Fields add to the entry; they never replace its head (event, timestamp, ...).
+    entry.update((key, value) for key, value in fields.items() if key not in entry)
     return entry
 
 

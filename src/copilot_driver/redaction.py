@@ -30,6 +30,8 @@ class Redactor:
             # The form the secret takes inside a JSON string, when it differs.
             needles.add(json.dumps(secret, ensure_ascii=True)[1:-1])
             needles.add(json.dumps(secret, ensure_ascii=False)[1:-1])
+            # ... and the form it takes inside a Python repr (`{value!r}` in a message).
+            needles.add(repr(secret)[1:-1])
         # Longest first, so a secret that contains another is masked whole.
         self._needles = tuple(sorted(needles, key=len, reverse=True))
 
@@ -55,7 +57,10 @@ class Redactor:
             return {self.value(k): self.value(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
-        return value
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        # Anything else would reach JSON as str(value): mask that string now.
+        return self.text(str(value))
 
     def json_line(self, record: dict[str, Any]) -> str:
         """Serialise `record` as one compact JSON line, secrets masked.

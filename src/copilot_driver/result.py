@@ -55,5 +55,8 @@ def write_result(path: Path, result: SessionResult, redactor: Redactor) -> None:
     """Write result.json atomically (a reader never sees half a file)."""
     text = json.dumps(redactor.value(result.to_dict()), ensure_ascii=False, indent=2) + "\n"
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)

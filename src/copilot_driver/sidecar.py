@@ -47,6 +47,15 @@ def locate_copilot_cli(
     """The copilot binary: `explicit`, else COPILOT_CLI_PATH, else the one
     `make setup` provisioned, else `copilot` on PATH."""
     env = os.environ if env is None else env
+    # A path the user named must be right: never silently run another binary.
+    for name, named in (
+        ("the explicit path", explicit),
+        ("COPILOT_CLI_PATH", env.get("COPILOT_CLI_PATH")),
+    ):
+        if named:
+            if not (Path(named).is_file() and os.access(named, os.X_OK)):
+                raise SidecarError(f"{name} {named} is not an executable file")
+            return Path(named)
     candidates: list[tuple[str, Path | None]] = [
         ("the explicit path", Path(explicit) if explicit else None),
         (
@@ -136,16 +145,25 @@ class Sidecar:
             str(port),
         ]
         log_file = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
-        process = subprocess.Popen(
-            argv,
-            env={**env, "COPILOT_CONNECTION_TOKEN": token},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        try:
+            process = subprocess.Popen(
+                argv,
+                env={**env, "COPILOT_CONNECTION_TOKEN": token},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as error:
+            if log_file is not None:
+                log_file.close()
+            raise SidecarError(f"cannot start the Copilot CLI {binary}: {error}") from error
         sidecar = cls(process, Redactor([token]), log_file)
-        sidecar._wait_ready(ready_timeout)
+        try:
+            sidecar._wait_ready(ready_timeout)
+        except BaseException:
+            sidecar.stop(grace=2)  # idempotent; closes the log file
+            raise
         return sidecar
 
     @property
@@ -169,8 +187,10 @@ class Sidecar:
             self._signal_group(signal.SIGKILL)
         for reader in self._readers:
             reader.join(2)
-        if self._log_file is not None:
-            self._log_file.close()
+        with self._lock:
+            if self._log_file is not None:
+                self._log_file.close()
+                self._log_file = None
         return self.process.returncode
 
     def __enter__(self) -> Sidecar:
@@ -199,7 +219,6 @@ class Sidecar:
                     f"listening; its last output:\n{self.tail() or '(none)'}"
                 )
             if time.monotonic() > deadline:
-                self.stop(grace=2)
                 raise SidecarError(
                     f"the Copilot CLI did not listen within {timeout:g}s; its last output:\n"
                     f"{self.tail() or '(none)'}"

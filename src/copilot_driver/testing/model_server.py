@@ -48,7 +48,10 @@ class ScriptedModelServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="scripted-model", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="scripted-model",
+            daemon=True,
         )
         self._thread.start()
 

@@ -68,8 +68,8 @@ class Script:
             if message.get("role") != "user":
                 continue
             text = _content_text(message.get("content"))
-            rule = next((r for r in self.rules if r.when in text), None)
-            if rule is None or not rule.replies:
+            rule = next((r for r in self.rules if r.replies and r.when in text), None)
+            if rule is None:
                 continue
             step = sum(1 for m in messages[index + 1 :] if m.get("role") == "assistant")
             return rule.replies[min(step, len(rule.replies) - 1)]

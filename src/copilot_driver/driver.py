@@ -146,10 +146,18 @@ class Lifecycle:
                 sendTimeoutMs=self.config.send_timeout_ms,
             )
             self._turn_open = True
-            reply = await self.stop.race(
-                self._session.send_and_wait(self.config.prompt, timeout=self.config.send_timeout_s),
-                timeout=self.config.send_timeout_s + SEND_GRACE_S,
-            )
+            try:
+                reply = await self.stop.race(
+                    self._session.send_and_wait(
+                        self.config.prompt, timeout=self.config.send_timeout_s
+                    ),
+                    timeout=self.config.send_timeout_s + SEND_GRACE_S,
+                )
+            except (StopSignalError, TimeoutError):
+                raise  # the runtime is still working on the turn: cleanup aborts it
+            except BaseException:
+                self._turn_open = False  # the turn ended by itself (e.g. a session error)
+                raise
             self._turn_open = False
             output = _reply_text(reply)
         except StopSignalError as interruption:

@@ -1,0 +1,290 @@
+"""The lifecycle's control flow with a fake SDK client: racing, bounds, cleanup order."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from copilot_driver import driver as driver_module
+from copilot_driver.config import DriverConfig
+from copilot_driver.driver import Lifecycle, StopRequests, StopSignalError
+from copilot_driver.logs import configure_logging
+from copilot_driver.redaction import Redactor
+
+TOKEN = "tok-unit-driver-5b1e0c77d2a94f"
+
+
+# -- StopRequests.race ---------------------------------------------------------
+
+
+async def test_race_returns_the_step_result() -> None:
+    async def step() -> str:
+        return "done"
+
+    assert await StopRequests().race(step(), timeout=1) == "done"
+
+
+async def test_race_raises_stop_signal_and_cancels_the_step() -> None:
+    stop = StopRequests()
+    cancelled = asyncio.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            cancelled.set()
+
+    asyncio.get_running_loop().call_later(0.05, stop.request, signal.SIGTERM)
+    with pytest.raises(StopSignalError) as caught:
+        await stop.race(forever(), timeout=30)
+    assert caught.value.signum == signal.SIGTERM
+    assert cancelled.is_set()
+
+
+async def test_race_times_out_and_cancels_the_step() -> None:
+    cancelled = asyncio.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            cancelled.set()
+
+    with pytest.raises(TimeoutError):
+        await StopRequests().race(forever(), timeout=0.05)
+    assert cancelled.is_set()
+
+
+async def test_race_after_a_signal_does_not_start_the_step() -> None:
+    stop = StopRequests()
+    stop.request(signal.SIGINT)
+    started = False
+
+    async def step() -> None:
+        nonlocal started
+        started = True
+
+    with pytest.raises(StopSignalError):
+        await stop.race(step(), timeout=1)
+    assert not started
+
+
+async def test_only_the_first_signal_counts() -> None:
+    stop = StopRequests()
+    stop.request(signal.SIGINT)
+    stop.request(signal.SIGTERM)
+    assert stop.signum == signal.SIGINT
+
+
+# -- Lifecycle with a fake client ----------------------------------------------
+
+
+class FakeReply:
+    def __init__(self, content: str) -> None:
+        self.data = type("Data", (), {"content": content})()
+
+
+class FakeSession:
+    def __init__(self, calls: list[str], behaviour: dict[str, Any]) -> None:
+        self.session_id = "session-1"
+        self.calls = calls
+        self.behaviour = behaviour
+
+    async def send_and_wait(self, prompt: str, *, timeout: float) -> Any:
+        self.calls.append(f"send:{timeout:g}")
+        outcome = self.behaviour.get("send", FakeReply("the answer"))
+        if isinstance(outcome, BaseException):
+            raise outcome
+        if outcome == "hang":
+            await asyncio.sleep(3600)
+        return outcome
+
+    async def abort(self) -> None:
+        self.calls.append("abort")
+
+    async def disconnect(self) -> None:
+        self.calls.append("disconnect")
+        if self.behaviour.get("disconnect") == "hang":
+            await asyncio.sleep(3600)
+        if self.behaviour.get("disconnect") == "raise":
+            raise RuntimeError("detach failed")
+
+
+class FakeClient:
+    def __init__(self, calls: list[str], behaviour: dict[str, Any]) -> None:
+        self.calls = calls
+        self.behaviour = behaviour
+        self.session_options: dict[str, Any] = {}
+
+    async def start(self) -> None:
+        self.calls.append("start")
+        failure = self.behaviour.get("start")
+        if isinstance(failure, BaseException):
+            raise failure
+
+    async def create_session(self, **options: Any) -> FakeSession:
+        self.calls.append("create_session")
+        self.session_options = options
+        return FakeSession(self.calls, self.behaviour)
+
+    async def stop(self) -> None:
+        self.calls.append("stop")
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> DriverConfig:
+    return DriverConfig(
+        prompt_path=tmp_path / "prompt.md",
+        prompt="do it",
+        sdk_uri="127.0.0.1:3002",
+        connection_token=TOKEN,
+        model="gpt-4.1",
+        send_timeout_ms=2000,
+        log_level="warning",
+        log_format="json",
+        working_directory=tmp_path,
+        session_state_base_dir=tmp_path / "state",
+    )
+
+
+def run_lifecycle(
+    config: DriverConfig,
+    monkeypatch: pytest.MonkeyPatch,
+    behaviour: dict[str, Any],
+    *,
+    signal_after: float | None = None,
+) -> tuple[Any, list[str], list[dict[str, Any]]]:
+    calls: list[str] = []
+    client = FakeClient(calls, behaviour)
+    monkeypatch.setattr(driver_module, "create_client", lambda _config: client)
+    stream = io.StringIO()
+    redactor = Redactor(config.secrets)
+    log = configure_logging("json", "warning", redactor, stream=stream)
+
+    async def main() -> Any:
+        stop = StopRequests()
+        if signal_after is not None:
+            asyncio.get_running_loop().call_later(signal_after, stop.request, signal.SIGTERM)
+        return await Lifecycle(config, log, redactor, stop).run()
+
+    result = asyncio.run(main())
+    entries = [json.loads(line) for line in stream.getvalue().splitlines()]
+    return result, calls, entries
+
+
+def test_success_maps_to_exit_0_and_cleans_up_in_order(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, calls, entries = run_lifecycle(config, monkeypatch, {})
+
+    assert result.exit_code == 0
+    assert result.output == "the answer"
+    # The SDK takes seconds: 2000 ms -> 2 s.
+    assert calls == ["start", "create_session", "send:2", "disconnect", "stop"]
+    assert [e["event"] for e in entries][-1] == "session.completed"
+    written = json.loads((config.session_state_base_dir / "session-1" / "result.json").read_text())
+    assert written["exitCode"] == 0
+    assert written["sessionId"] == "session-1"
+
+
+def test_a_permission_handler_is_always_registered(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    client = FakeClient(calls, {})
+    monkeypatch.setattr(driver_module, "create_client", lambda _config: client)
+    log = configure_logging("json", "warning", Redactor(), stream=io.StringIO())
+
+    async def main() -> Any:
+        return await Lifecycle(config, log, Redactor(), StopRequests()).run()
+
+    asyncio.run(main())
+    assert callable(client.session_options["on_permission_request"])
+    assert client.session_options["model"] == "gpt-4.1"
+    assert client.session_options["working_directory"] == str(config.working_directory)
+    assert "provider" not in client.session_options
+
+
+def test_send_timeout_maps_to_124_and_aborts_before_disconnecting(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, calls, entries = run_lifecycle(
+        config, monkeypatch, {"send": TimeoutError("Timeout after 2s")}
+    )
+
+    assert result.exit_code == 124
+    assert calls[-4:] == ["send:2", "abort", "disconnect", "stop"]
+    (error,) = [e for e in entries if e["event"] == "error"]
+    assert error["errorKind"] == "send_timeout"
+
+
+def test_signal_mid_turn_maps_to_128_plus_signal_with_the_same_cleanup(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, calls, entries = run_lifecycle(config, monkeypatch, {"send": "hang"}, signal_after=0.1)
+
+    assert result.exit_code == 128 + signal.SIGTERM
+    assert calls[-3:] == ["abort", "disconnect", "stop"]
+    assert entries[-1]["errorKind"] == "interrupted"
+
+
+def test_a_session_error_maps_to_1_with_a_clear_message(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, calls, entries = run_lifecycle(
+        config, monkeypatch, {"send": Exception("Session error: Execution failed: no model")}
+    )
+
+    assert result.exit_code == 1
+    assert entries[-1]["errorKind"] == "session_error"
+    assert "no model" in entries[-1]["message"]
+    assert "abort" not in calls  # the turn is over: nothing to abort
+
+
+def test_a_connection_failure_never_creates_a_session_or_result_file(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refused = RuntimeError("Failed to connect to CLI server at 127.0.0.1:3002: Connection refused")
+    result, calls, entries = run_lifecycle(config, monkeypatch, {"start": refused})
+
+    assert result.exit_code == 1
+    assert calls == ["start", "stop"]
+    assert entries[-1]["errorKind"] == "sidecar_unreachable"
+    assert not config.session_state_base_dir.exists()
+
+
+def test_cleanup_is_bounded_even_when_disconnect_hangs(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(driver_module, "DISCONNECT_TIMEOUT_S", 0.1)
+    result, calls, entries = run_lifecycle(config, monkeypatch, {"disconnect": "hang"})
+
+    assert result.exit_code == 0  # the outcome was known before cleanup
+    assert calls[-2:] == ["disconnect", "stop"]  # the later steps still ran
+    assert any(e["event"] == "cleanup.timeout" for e in entries)
+
+
+def test_a_failing_cleanup_step_does_not_stop_the_others(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, calls, _ = run_lifecycle(config, monkeypatch, {"disconnect": "raise"})
+
+    assert result.exit_code == 0
+    assert calls[-2:] == ["disconnect", "stop"]
+
+
+def test_the_token_in_an_sdk_error_never_reaches_the_log(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    leaky = RuntimeError(f"handshake failed for token {TOKEN}")
+    result, _, entries = run_lifecycle(config, monkeypatch, {"start": leaky})
+
+    assert result.exit_code == 1
+    assert TOKEN not in json.dumps(entries)
+    assert "***" in entries[-1]["message"]

@@ -39,6 +39,12 @@ _BATCH_LINES = 512
 _STOP = object()
 
 
+class EventsFileError(OSError):
+    """The events file cannot be created; `failure_kind` names it for the log."""
+
+    failure_kind = "events_unwritable"
+
+
 class SessionEventLike(Protocol):
     """What the sink needs of an SDK `SessionEvent`."""
 
@@ -100,9 +106,15 @@ class EventsSink:
         if not session_id or "/" in session_id or session_id in (".", ".."):
             raise ValueError(f"unusable session id for a folder name: {session_id!r}")
         folder = self._base_dir / session_id
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = open(folder / EVENTS_FILE_NAME, "ab")  # noqa: SIM115 (the writer owns it)
+        except OSError as error:
+            raise EventsFileError(
+                f"cannot create the events file in {folder}: {error.strerror or error}; "
+                "set GH_AW_SESSION_STATE_BASE_DIR to a writable folder"
+            ) from error
         self.path = folder / EVENTS_FILE_NAME
-        handle = open(self.path, "ab")  # noqa: SIM115 (owned by the writer thread)
         pending, self._pending = self._pending or [], None
         for line in pending:
             self._queue.put(line)

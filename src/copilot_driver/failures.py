@@ -26,6 +26,9 @@ def describe_failure(error: BaseException, *, phase: str, sdk_uri: str) -> Failu
     """Explain `error`, raised while the driver was in `phase`."""
     code = getattr(error, "code", None)
     text = " ".join(str(error).split()) or type(error).__name__
+    own_kind = getattr(error, "failure_kind", None)
+    if isinstance(own_kind, str):  # the driver's own errors say what they are
+        return Failure(own_kind, text)
     if code == AUTHENTICATION_FAILED:
         return Failure(
             "auth_failed",

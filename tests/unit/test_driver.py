@@ -288,3 +288,18 @@ def test_the_token_in_an_sdk_error_never_reaches_the_log(
     assert result.exit_code == 1
     assert TOKEN not in json.dumps(entries)
     assert "***" in entries[-1]["message"]
+
+
+def test_an_unwritable_events_folder_is_a_clear_failure(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the state folder should be")
+    unwritable = DriverConfig(**{**vars(config), "session_state_base_dir": blocker})
+    result, calls, entries = run_lifecycle(unwritable, monkeypatch, {})
+
+    assert result.exit_code == 1
+    assert entries[-1]["errorKind"] == "events_unwritable"
+    assert "GH_AW_SESSION_STATE_BASE_DIR" in entries[-1]["message"]
+    assert "send:2" not in calls  # no turn runs without its audit trail
+    assert calls[-2:] == ["disconnect", "stop"]

@@ -14,7 +14,7 @@ import pytest
 from copilot.session_events import SessionEvent
 
 from copilot_driver import events as events_module
-from copilot_driver.events import EVENTS_FILE_NAME, EventsSink
+from copilot_driver.events import EVENTS_FILE_NAME, EventsFileError, EventsSink
 from copilot_driver.redaction import Redactor
 
 SECRET = "tok-5f0c1d9e7a2b4c6d8e0f"
@@ -355,8 +355,9 @@ def test_attach_raises_when_the_base_directory_is_unusable(tmp_path: Path) -> No
     base.write_text("not a directory", encoding="utf-8")
     sink = EventsSink(base, Redactor([]))
     sink.handle(message("pending"))
-    with pytest.raises(NotADirectoryError):
+    with pytest.raises(EventsFileError, match="GH_AW_SESSION_STATE_BASE_DIR") as caught:
         sink.attach("s1")
+    assert isinstance(caught.value.__cause__, NotADirectoryError)
     assert sink.path is None
     assert sink._writer is None
     sink.close()  # still safe afterwards

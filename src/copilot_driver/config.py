@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from copilot_driver.permissions.config import PermissionConfig, resolve_permissions
 from copilot_driver.redaction import Redactor
 
 DEFAULT_SEND_TIMEOUT_MS = 600_000
+DEFAULT_MAX_TOOL_DENIALS = 5
 MAX_SEND_TIMEOUT_MS = 2**31 - 1
 """Larger values are treated as absurd (the largest timer a Node driver can set)."""
 
@@ -97,6 +99,11 @@ class DriverConfig:
     working_directory: Path
     session_state_base_dir: Path
     provider: ProviderConfig | None = None
+    permissions: PermissionConfig = field(default_factory=PermissionConfig)
+    max_tool_denials: int = DEFAULT_MAX_TOOL_DENIALS
+    """The tool-denials guard: the session stops at this many denials."""
+    github_actions: bool = False
+    """GITHUB_ACTIONS=true: denials are also GitHub Actions warning annotations."""
     notices: tuple[str, ...] = ()
     """Values that were ignored in favour of a default, in words, for the start-up log."""
 
@@ -182,6 +189,17 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     except ValueError as error:
         problems.append(str(error))
 
+    permissions = PermissionConfig()
+    try:
+        permissions = resolve_permissions(env)
+    except ValueError as error:
+        problems.append(
+            f"{error}; a permission policy that cannot be read is never widened to allow-all"
+        )
+    max_tool_denials = parse_max_tool_denials(
+        env.get("GH_AW_MAX_TOOL_DENIALS"), notices, quote=quote
+    )
+
     state_dir = _get(env, "GH_AW_SESSION_STATE_BASE_DIR")
     session_state_base_dir = (
         base / state_dir
@@ -204,6 +222,9 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         working_directory=working_directory,
         session_state_base_dir=session_state_base_dir,
         provider=provider,
+        permissions=permissions,
+        max_tool_denials=max_tool_denials,
+        github_actions=env.get("GITHUB_ACTIONS", "").strip().lower() == "true",
         notices=tuple(notices),
     )
 
@@ -302,6 +323,20 @@ def parse_send_timeout_ms(raw: str | None, notices: list[str], *, quote: Quote =
         f"milliseconds up to {MAX_SEND_TIMEOUT_MS}; using {DEFAULT_SEND_TIMEOUT_MS}"
     )
     return DEFAULT_SEND_TIMEOUT_MS
+
+
+def parse_max_tool_denials(raw: str | None, notices: list[str], *, quote: Quote = _shorten) -> int:
+    """A positive whole number, else the default 5 (with a notice)."""
+    if raw is None or raw == "":
+        return DEFAULT_MAX_TOOL_DENIALS
+    value = raw.strip()
+    if len(value) <= 9 and _POSITIVE_INT.fullmatch(value):
+        return int(value)
+    notices.append(
+        f"GH_AW_MAX_TOOL_DENIALS={quote(raw)!r} is not a positive whole number; "
+        f"using {DEFAULT_MAX_TOOL_DENIALS}"
+    )
+    return DEFAULT_MAX_TOOL_DENIALS
 
 
 def parse_log_level(raw: str | None, notices: list[str], *, quote: Quote = _shorten) -> LogLevel:

@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from copilot_driver.config import DriverConfig
@@ -24,6 +25,12 @@ from copilot_driver.connection import create_client
 from copilot_driver.events import EventsSink
 from copilot_driver.failures import describe_failure
 from copilot_driver.logs import DriverLog, configure_logging
+from copilot_driver.permissions.handler import (
+    DenialGuard,
+    github_actions_annotation,
+    make_permission_handler,
+)
+from copilot_driver.permissions.policy import Policy
 from copilot_driver.redaction import Redactor
 from copilot_driver.result import ExitCode, SessionResult, write_result
 
@@ -44,35 +51,58 @@ RESULT_FILE_NAME = "result.json"
 T = TypeVar("T")
 
 
-class StopSignalError(Exception):
-    """A stop signal arrived while a lifecycle step was under way."""
+class StopRequestedError(Exception):
+    """The run must stop now; raised by the step that was under way."""
+
+
+class StopSignalError(StopRequestedError):
+    """SIGTERM or SIGINT arrived."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
 
 
+class ToolDenialsExceededError(StopRequestedError):
+    """The tool-denials guard reached its threshold."""
+
+    def __init__(self, count: int, threshold: int) -> None:
+        super().__init__(f"{count} tool requests denied (GH_AW_MAX_TOOL_DENIALS={threshold})")
+        self.count = count
+        self.threshold = threshold
+
+
 class StopRequests:
-    """SIGTERM and SIGINT as an event every lifecycle step is raced against."""
+    """Stop signals and the denials guard as one event every step is raced against."""
 
     def __init__(self) -> None:
-        self.signum: int | None = None
+        self.reason: StopRequestedError | None = None
         self._event = asyncio.Event()
+
+    @property
+    def signum(self) -> int | None:
+        return self.reason.signum if isinstance(self.reason, StopSignalError) else None
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self.request, signum)
 
     def request(self, signum: int) -> None:
-        if self.signum is None:
-            self.signum = signum
+        self._stop(StopSignalError(signum))
+
+    def trip_guard(self, count: int, threshold: int) -> None:
+        self._stop(ToolDenialsExceededError(count, threshold))
+
+    def _stop(self, reason: StopRequestedError) -> None:
+        if self.reason is None:  # the first reason is the one reported
+            self.reason = reason
             self._event.set()
 
     async def race(self, step: Awaitable[T], *, timeout: float) -> T:
-        """Await `step`; raise StopSignalError on a stop signal, TimeoutError after `timeout`."""
-        if self.signum is not None:
+        """Await `step`; raise the stop reason if one comes first, TimeoutError after `timeout`."""
+        if self.reason is not None:
             _close_unawaited(step)
-            raise StopSignalError(self.signum)
+            raise self.reason
         task = asyncio.ensure_future(step)
         stopped = asyncio.ensure_future(self._event.wait())
         try:
@@ -85,8 +115,8 @@ class StopRequests:
             return task.result()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        if self.signum is not None:
-            raise StopSignalError(self.signum)
+        if self.reason is not None:
+            raise self.reason
         raise TimeoutError(f"no answer within {timeout:g}s")
 
 
@@ -105,6 +135,7 @@ class Lifecycle:
             redactor,
             on_error=lambda message: log.error("events.write_failed", message),
         )
+        self.policy = Policy(config.permissions)
         self._client: CopilotClient | None = None
         self._session: CopilotSession | None = None
         self._turn_open = False
@@ -153,7 +184,7 @@ class Lifecycle:
                     ),
                     timeout=self.config.send_timeout_s + SEND_GRACE_S,
                 )
-            except (StopSignalError, TimeoutError):
+            except (StopRequestedError, TimeoutError):
                 raise  # the runtime is still working on the turn: cleanup aborts it
             except BaseException:
                 self._turn_open = False  # the turn ended by itself (e.g. a session error)
@@ -164,6 +195,24 @@ class Lifecycle:
             exit_code = ExitCode.for_signal(interruption.signum)
             error_kind = "interrupted"
             error = f"stopped by {interruption} during {phase}; cleaned up"
+        except ToolDenialsExceededError as guard:
+            exit_code = ExitCode.TOOL_DENIALS
+            error_kind = "tool_denials_exceeded"
+            error = (
+                f"stopped the session: {guard}; the agent kept asking for tools the workflow "
+                "does not allow (see the permission.denied entries)"
+            )
+            self.sink.write_record(
+                {
+                    "type": "guard.tool_denials_exceeded",
+                    "timestamp": _now_iso(),
+                    "data": {
+                        "denialCount": guard.count,
+                        "threshold": guard.threshold,
+                        "reason": error,
+                    },
+                }
+            )
         except TimeoutError as timeout:
             if phase == "the turn":
                 exit_code = ExitCode.SEND_TIMEOUT
@@ -217,16 +266,33 @@ class Lifecycle:
         )
         for notice in config.notices:
             self.log.warning("config.fallback", notice)
+        permissions = config.permissions
+        self.log.info(
+            "permissions.config",
+            f"tool permissions: {permissions.describe()}",
+            permissionMode=permissions.mode,
+            allowedTools=list(permissions.allowed_tools),
+            permissionSource=permissions.source,
+            maxToolDenials=config.max_tool_denials,
+        )
+        for rule in self.policy.unusable_rules:
+            self.log.warning(
+                "permissions.unusable_rule",
+                f"the rule {rule} cannot be understood and matches nothing",
+            )
 
     def _session_options(self) -> dict[str, Any]:
-        from copilot.session import PermissionHandler
-
+        secondary = [github_actions_annotation(self.redactor)] if self.config.github_actions else []
         options: dict[str, Any] = {
             "model": self.config.model,
             "working_directory": str(self.config.working_directory),
-            # Always register a handler: without one the runtime denies every
-            # request. The scoped allowlist replaces approve-all (issue #3).
-            "on_permission_request": PermissionHandler.approve_all,
+            # Always registered: without a handler the runtime denies every request.
+            "on_permission_request": make_permission_handler(
+                self.policy,
+                self.log,
+                secondary=secondary,
+                guard=DenialGuard(self.config.max_tool_denials, self.stop.trip_guard),
+            ),
             # Registered at creation so `session.start` is captured too.
             "on_event": self.sink.handle,
         }
@@ -294,6 +360,10 @@ def run_driver(config: DriverConfig) -> int:
 def _reply_text(reply: Any) -> str:
     content = getattr(getattr(reply, "data", None), "content", None)
     return content if isinstance(content, str) else ""
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _close_unawaited(step: Awaitable[Any]) -> None:

@@ -19,6 +19,8 @@ class ExitCode(IntEnum):
     """Runtime failure: sidecar unreachable, token rejected, session error, crash."""
     CONFIG = 2
     """Configuration error, reported before anything connects."""
+    TOOL_DENIALS = 3
+    """The tool-denials guard stopped the session (GH_AW_MAX_TOOL_DENIALS)."""
     SEND_TIMEOUT = 124
     """No completion within COPILOT_SDK_SEND_TIMEOUT_MS (the `timeout(1)` convention)."""
 

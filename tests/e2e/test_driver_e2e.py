@@ -18,7 +18,13 @@ from copilot_driver.testing.fixtures import DriverRun, DriverRunner
 
 pytestmark = pytest.mark.e2e
 
-LIFECYCLE = ["connection.start", "client.started", "session.created", "prompt.dispatched"]
+LIFECYCLE = [
+    "connection.start",
+    "permissions.config",
+    "client.started",
+    "session.created",
+    "prompt.dispatched",
+]
 TOOL_SCRIPT = Script(
     rules=(
         Rule(

@@ -127,8 +127,9 @@ def test_exit_code_values() -> None:
     assert ExitCode.OK == 0
     assert ExitCode.FAILURE == 1
     assert ExitCode.CONFIG == 2
+    assert ExitCode.TOOL_DENIALS == 3
     assert ExitCode.SEND_TIMEOUT == 124
-    assert {int(code) for code in ExitCode} == {0, 1, 2, 124}
+    assert {int(code) for code in ExitCode} == {0, 1, 2, 3, 124}
 
 
 def test_exit_code_for_signal() -> None:

@@ -135,7 +135,7 @@ class Lifecycle:
             redactor,
             on_error=lambda message: log.error("events.write_failed", message),
         )
-        self.policy = Policy(config.permissions)
+        self.policy = Policy(config.permissions, mask=redactor.text)
         self._client: CopilotClient | None = None
         self._session: CopilotSession | None = None
         self._turn_open = False

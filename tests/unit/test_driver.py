@@ -303,3 +303,12 @@ def test_an_unwritable_events_folder_is_a_clear_failure(
     assert "GH_AW_SESSION_STATE_BASE_DIR" in entries[-1]["message"]
     assert "send:2" not in calls  # no turn runs without its audit trail
     assert calls[-2:] == ["disconnect", "stop"]
+
+
+def test_the_policy_masks_secrets_before_shortening_summaries(config: DriverConfig) -> None:
+    redactor = Redactor(config.secrets)
+    log = configure_logging("json", "warning", redactor, stream=io.StringIO())
+    lifecycle = Lifecycle(config, log, redactor, StopRequests())
+    command = "echo " + "a" * 145 + " " + TOKEN  # the token straddles the summary's cut
+    decision = lifecycle.policy.decide({"kind": "shell", "fullCommandText": command})
+    assert TOKEN[:8] not in decision.summary

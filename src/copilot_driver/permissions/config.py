@@ -80,10 +80,11 @@ def parse_explicit(raw: str) -> PermissionConfig:
             f"{EXPLICIT_VARIABLE} must be a JSON object "
             '{"allowAllTools": bool, "allowedTools": [str, ...]}'
         )
-    unknown = sorted(str(key) for key in value if key not in _EXPLICIT_KEYS)
+    unknown = sorted(_quoted(key) for key in value if key not in _EXPLICIT_KEYS)
     if unknown:
+        shown = ", ".join(unknown[:3]) + (", ..." if len(unknown) > 3 else "")
         raise ValueError(
-            f"{EXPLICIT_VARIABLE} has unknown key(s) {', '.join(unknown)}: "
+            f"{EXPLICIT_VARIABLE} has unknown key(s) {shown}: "
             "only allowAllTools and allowedTools are understood"
         )
     allow_all = value.get("allowAllTools", False)
@@ -120,3 +121,9 @@ def parse_server_args(raw: str | None) -> PermissionConfig | None:
 
 def _normalise(tools: list[Any]) -> tuple[str, ...]:
     return tuple(tool.strip() for tool in tools if isinstance(tool, str) and tool.strip())
+
+
+def _quoted(key: str) -> str:
+    """A key as JSON, on one line and bounded (it is echoed in an error)."""
+    text = json.dumps(key)
+    return text if len(text) <= 40 else text[:36] + '..."'

@@ -20,7 +20,7 @@ Anything missing or malformed in a request is a rejection, never an error.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -30,6 +30,7 @@ from copilot_driver.permissions.shell import ShellParseError, ShellRules, parse_
 
 DENIAL_FEEDBACK = "Tool invocation is not allowed by workflow tool permissions."
 SUMMARY_CHARS = 160
+REASON_CHARS = 300
 _MCP_RULE = re.compile(r"(?P<server>[^()\s]+)\((?P<tool>[^()\s]+)\)")
 _SHELL_RULE = re.compile(r"shell\((?P<rule>.*)\)", re.DOTALL)
 
@@ -46,8 +47,13 @@ class Decision:
 class Policy:
     """A PermissionConfig compiled for fast decisions (microseconds each)."""
 
-    def __init__(self, config: PermissionConfig) -> None:
+    def __init__(
+        self, config: PermissionConfig, *, mask: Callable[[str], str] | None = None
+    ) -> None:
+        """`mask` hides secrets in summaries and reasons *before* they are shortened,
+        so a secret cut in half can never slip past the log's redaction."""
         self.config = config
+        self._mask: Callable[[str], str] = mask or (lambda text: text)
         self.approves_everything = config.mode != "scoped"
         tools = config.allowed_tools
         self._names = frozenset(tools)
@@ -67,7 +73,7 @@ class Policy:
     def decide(self, request: Mapping[str, Any]) -> Decision:
         kind = request.get("kind") if isinstance(request, Mapping) else None
         kind = kind if isinstance(kind, str) else "unknown"
-        summary = summarise(request) if isinstance(request, Mapping) else kind
+        summary = summarise(request, self._mask) if isinstance(request, Mapping) else "unknown"
         if self.approves_everything:
             return Decision(True, kind, summary, f"permission mode {self.config.mode}")
         try:
@@ -76,10 +82,13 @@ class Policy:
             reason = f"malformed {kind} request ({type(error).__name__})"
         if reason is None:
             return Decision(True, kind, summary, "allowed by the workflow tool permissions")
-        return Decision(False, kind, summary, reason)
+        return Decision(False, kind, summary, _shorten(self._mask(reason), REASON_CHARS))
 
     def _denial_reason(self, kind: str, request: Mapping[str, Any]) -> str | None:
         """None when `request` is allowed, else why not."""
+        if request.get("managedApprovalRequired") is True:
+            # Org-managed settings want a person to approve; CI has none.
+            return "the request requires managed (interactive) approval"
         names = self._names
         if kind == "read":
             return None if "read" in names else "`read` is not in the allowlist"
@@ -146,29 +155,31 @@ def _runtime_disagreement(segments: list[Any], request: Mapping[str, Any]) -> st
     return None
 
 
-def summarise(request: Mapping[str, Any]) -> str:
-    """The compact request summary of denial logs (spec 6.3): never a secret."""
+def summarise(request: Mapping[str, Any], mask: Callable[[str], str] = str) -> str:
+    """The compact request summary of denial logs (spec 6.3): never a secret.
+
+    Never raises: a malformed field shows as `?`.
+    """
     kind = request.get("kind")
 
-    def field(key: str) -> str:
+    def field(key: str, transform: Callable[[str], str] = str) -> str:
         value = request.get(key)
-        return _shorten(value) if isinstance(value, str) else "?"
+        return _shorten(mask(transform(value))) if isinstance(value, str) else "?"
 
     if kind == "shell":
         return f"shell({field('fullCommandText')})"
     if kind == "mcp":
-        server, tool = field("serverName"), field("toolName")
-        return f"mcp({server}.{tool.removeprefix(server + '-')})"
+        server = field("serverName")
+        return f"mcp({server}.{field('toolName').removeprefix(server + '-')})"
     if kind == "url":
-        url = request.get("url")
-        return f"url({_shorten(_without_query(url)) if isinstance(url, str) else '?'})"
+        return f"url({field('url', _without_query)})"
     if kind == "write":
         return f"write({field('fileName')})"
     if kind == "read":
         return f"read({field('path')})"
     if kind == "custom-tool":
         return f"custom-tool({field('toolName')})"
-    return _shorten(kind) if isinstance(kind, str) else "unknown"
+    return _shorten(mask(kind)) if isinstance(kind, str) else "unknown"
 
 
 def _text(request: Mapping[str, Any], key: str) -> str:
@@ -178,18 +189,16 @@ def _text(request: Mapping[str, Any], key: str) -> str:
     return value
 
 
-def _shorten(text: str) -> str:
+def _shorten(text: str, limit: int = SUMMARY_CHARS) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= SUMMARY_CHARS else flat[: SUMMARY_CHARS - 3] + "..."
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _without_query(url: str) -> str:
-    """Drop the query and fragment: they may carry credentials."""
+    """Drop user info, query and fragment: they may carry credentials."""
     try:
         parts = urlsplit(url)
+        host = parts.netloc.rsplit("@", 1)[-1]
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
     except ValueError:
         return "?"
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

@@ -39,6 +39,7 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _BRACED_VARIABLE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _SPECIAL_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]")
 _GLOB_CHARS = frozenset("*?[")
+_BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 KEYWORDS = frozenset(
     {
@@ -120,7 +121,7 @@ WRAPPERS = frozenset(
 """Programs that run their arguments as another command: never matched by a rule."""
 
 RISKY_VARIABLES = re.compile(
-    r"(PATH|IFS|ENV|BASH_ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH"
+    r"(PATH|HOME|XDG_.*|IFS|ENV|BASH_ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH"
     r"|LD_.*|DYLD_.*|GIT_.*|SSH_ASKPASS|.*_COMMAND|.*PAGER|.*EDITOR|VISUAL|.*ASKPASS"
     r"|PYTHON.*|NODE_OPTIONS|NODE_PATH|PERL5.*|PERLLIB|RUBYOPT|RUBYLIB|JAVA_TOOL_OPTIONS"
     r"|_JAVA_OPTIONS|TERMINFO|LESSOPEN|LESSCLOSE|MANPAGER|BROWSER)"
@@ -158,6 +159,8 @@ class Segment:
     redirections: tuple[Redirection, ...] = ()
     expands_variables: bool = False
     """Some word holds `$VAR`: its value (options, even) is unknown until run time."""
+    expands_braces: bool = False
+    """Some word is a brace expansion (`{-c,x}` becomes two words, `-c x`)."""
 
     @property
     def name(self) -> str:
@@ -181,6 +184,8 @@ class _Word:
     globbed: bool = False
     raw_head: str = ""
     """The unquoted source text the word began with (for assignment detection)."""
+    plain: list[str] = field(default_factory=list)
+    """The word with quoted characters blanked out (for brace-expansion detection)."""
 
 
 def parse_command(text: str) -> list[Segment]:
@@ -248,6 +253,7 @@ class _Parser:
                 if char in _GLOB_CHARS:
                     word.globbed = True
                 word.chars.append(char)
+                word.plain.append(char)
                 word.raw_head += char if not word.quoted else ""
                 self.i += 1
         self._end_word()
@@ -311,6 +317,8 @@ class _Parser:
         raise ShellParseError("an unterminated double quote")
 
     def _dollar(self, nxt: str) -> None:
+        if nxt == "[":
+            raise ShellParseError("arithmetic expansion ($[...])")
         if nxt == "'":
             raise ShellParseError("ANSI-C quoting ($'...')")
         if nxt == '"':
@@ -400,6 +408,7 @@ class _Parser:
         words: list[str] = []
         redirections: list[Redirection] = []
         expands = False
+        braces = False
         index = 0
         while index < len(pieces):
             kind, value = pieces[index]
@@ -414,6 +423,7 @@ class _Parser:
             assert isinstance(value, _Word)
             word = "".join(value.chars)
             expands = expands or value.expanded
+            braces = braces or bool(_BRACE_EXPANSION.search("".join(value.plain)))
             if not words and _ASSIGNMENT.match(value.raw_head):
                 assignments.append(word)
             else:
@@ -423,7 +433,7 @@ class _Parser:
             index += 1
         if not words:
             raise ShellParseError("an assignment or redirection without a command")
-        return Segment(text, tuple(words), tuple(assignments), tuple(redirections), expands)
+        return Segment(text, tuple(words), tuple(assignments), tuple(redirections), expands, braces)
 
     @staticmethod
     def _check_command_name(value: _Word, name: str) -> None:
@@ -442,13 +452,32 @@ class _Parser:
 _FIND_EXECUTING = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
-_GIT_GLOBAL_EXECUTING = ("-c", "--config-env", "--exec-path=")
-_GIT_EXECUTING = (
+
+# git, the program a `shell(git:*)` rule is most often written for, can be
+# told to run other programs in many ways. These are the known ones.
+_GIT_GLOBAL_WITH_VALUE = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--config-env",
+        "--super-prefix",
+        "--attr-source",
+        "--list-cmds",
+    }
+)
+_GIT_RUNNING_LONG_OPTIONS = (
+    "--config-env",
+    "--exec-path",
+    "--exec",
     "--upload-pack",
     "--receive-pack",
-    "--exec",
     "--extcmd",
     "--tool",
+    "--open-files-in-pager",
+    "--output",
     "--tree-filter",
     "--index-filter",
     "--msg-filter",
@@ -456,52 +485,125 @@ _GIT_EXECUTING = (
     "--env-filter",
     "--parent-filter",
     "--tag-name-filter",
+    "--smtp-server",
+    "--sendmail-cmd",
+    "--to-cmd",
+    "--cc-cmd",
+    "--header-cmd",
 )
-_GIT_EXECUTING_SUBCOMMANDS = {
-    "rebase": ("-x",),
-    "difftool": ("-x", "-t"),
-    "mergetool": ("-t",),
-    "bisect": ("run",),
-    "submodule": ("foreach",),
-    "filter-branch": ("",),
+"""Long options that run a program or write a file; git accepts unique prefixes too."""
+_GIT_RUNNING_SHORT_OPTIONS = {
+    "rebase": "x",
+    "difftool": "xt",
+    "mergetool": "t",
+    "clone": "u",
+    "ls-remote": "u",
+    "grep": "O",
 }
+"""Per subcommand, short options (also bundled, as in `-qx`) that run a program."""
+_GIT_RUNNING_SUBCOMMANDS = frozenset(
+    {
+        "filter-branch",
+        "instaweb",
+        "send-email",
+        "daemon",
+        "web--browse",
+        "credential",
+        "credential-store",
+        "credential-cache",
+        "p4",
+        "svn",
+        "remote-ext",
+        "remote-fd",
+        "upload-pack",
+        "receive-pack",
+        "upload-archive",
+        "shell",
+        "archimport",
+        "cvsimport",
+        "cvsserver",
+        "quiltimport",
+        "difftool",
+        "mergetool",
+    }
+)
+_GIT_RUNNING_ACTIONS = {"bisect": "run", "submodule": "foreach"}
+_GIT_CONFIG_READS = frozenset(
+    {
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "--list",
+        "-l",
+    }
+)
 
 
 def executing_option(segment: Segment) -> str | None:
-    """An argument known to make the program run another command, if any.
+    """An argument that makes an allowed program run another one, if any.
 
-    Best effort, not a sandbox: `shell(git:*)` still allows all of git.
+    Best effort, not a sandbox: `shell(git:*)` still allows all of git's
+    ordinary work. Narrower rules (`shell(git status:*)`) are stricter.
     """
     arguments = segment.words[1:]
     if segment.name == "find":
         return next((a for a in arguments if a in _FIND_EXECUTING), None)
-    if segment.name != "git":
-        return None
-    subcommand = next((a for a in arguments if not a.startswith("-")), None)
-    for index, argument in enumerate(arguments):
-        before_subcommand = subcommand is None or index < arguments.index(subcommand)
-        if before_subcommand and _has_option(argument, _GIT_GLOBAL_EXECUTING):
-            return argument
-        if _has_option(argument, _GIT_EXECUTING):
-            return argument
-    for option in _GIT_EXECUTING_SUBCOMMANDS.get(subcommand or "", ()):
-        if option == "":
-            return subcommand
-        if any(a == option or (len(option) == 2 and a.startswith(option)) for a in arguments):
-            return f"{subcommand} {option}"
+    if segment.name == "git":
+        return _git_running(arguments)
     return None
 
 
-def _has_option(argument: str, options: tuple[str, ...]) -> bool:
-    """`--opt`, `--opt=value`, and for a short `-c` also `-cvalue`."""
-    for option in options:
-        if argument == option or argument.startswith(
-            option if option.endswith("=") else option + "="
-        ):
-            return True
-        if len(option) == 2 and argument.startswith(option):
-            return True
-    return False
+def _git_running(arguments: tuple[str, ...]) -> str | None:
+    index = 0
+    while index < len(arguments) and arguments[index].startswith("-"):
+        option = arguments[index]
+        name = option.split("=", 1)[0]
+        if name in ("-c", "--config-env") or option.startswith("-c"):
+            return option  # `git -c alias.x='!cmd' x` runs cmd
+        if _abbreviates(name, _GIT_RUNNING_LONG_OPTIONS):
+            return option
+        index += 2 if option in _GIT_GLOBAL_WITH_VALUE else 1
+    if index >= len(arguments):
+        return None
+    subcommand, rest = arguments[index], arguments[index + 1 :]
+    if subcommand in _GIT_RUNNING_SUBCOMMANDS:
+        return subcommand
+    if subcommand == "config" and not _git_config_reads(rest):
+        return "config (writing configuration can make git run programs)"
+    action = _GIT_RUNNING_ACTIONS.get(subcommand)
+    positional = [a for a in rest if not a.startswith("-")]
+    if action is not None and action in positional[:2]:
+        return f"{subcommand} {action}"
+    letters = _GIT_RUNNING_SHORT_OPTIONS.get(subcommand, "")
+    for argument in rest:
+        if argument == "--":
+            break
+        if argument.startswith("--"):
+            if _abbreviates(argument.split("=", 1)[0], _GIT_RUNNING_LONG_OPTIONS):
+                return argument
+        elif argument.startswith("-") and any(letter in argument[1:] for letter in letters):
+            return argument
+    return None
+
+
+def _abbreviates(name: str, options: tuple[str, ...]) -> bool:
+    """`--exe` stands for `--exec`: git accepts any unique prefix of a long option."""
+    return name.startswith("--") and len(name) > 3 and any(o.startswith(name) for o in options)
+
+
+def _git_config_reads(rest: tuple[str, ...]) -> bool:
+    """Whether `git config ...` only reads (`--get`, `--list`, `get`, one key)."""
+    if any(argument in _GIT_CONFIG_READS for argument in rest):
+        return True
+    positional = [a for a in rest if not a.startswith("-")]
+    if positional[:1] in (["get"], ["list"]):
+        return True
+    flags = [a for a in rest if a.startswith("-")]
+    scopes = {"--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope"}
+    return len(positional) == 1 and all(flag in scopes for flag in flags)
 
 
 @dataclass(frozen=True)
@@ -530,6 +632,8 @@ class ShellRules:
                     (segment,) = parse_command(body[:-2])
                     if segment.assignments or segment.redirections:
                         raise ShellParseError("a prefix rule with assignments or redirections")
+                    if segment.name in WRAPPERS:
+                        raise ShellParseError("a wrapper is never matched by a rule")
                     if len(segment.words) == 1:
                         names.add(segment.name)
                     else:
@@ -538,6 +642,8 @@ class ShellRules:
                     (segment,) = parse_command(body)
                     if segment.assignments or segment.redirections or len(segment.words) != 1:
                         raise ShellParseError("not a command name")
+                    if segment.name in WRAPPERS:
+                        raise ShellParseError("a wrapper is never matched by a rule")
                     names.add(segment.name)
                 else:
                     (segment,) = parse_command(body)
@@ -578,6 +684,8 @@ def risk(segment: Segment) -> str | None:
             return f"it sets {variable}"
     if segment.expands_variables:
         return "it expands a variable, whose value could hide options"
+    if segment.expands_braces:
+        return "it uses brace expansion, which could produce options"
     for redirection in segment.redirections:
         if redirection.writes_a_file:
             return f"it redirects output to {redirection.target}"

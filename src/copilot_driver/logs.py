@@ -159,6 +159,8 @@ def _text_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)) or value is None:
         return json.dumps(value)
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        value = ",".join(value)  # allowedTools=shell(ls:*),read
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     if text and not any(c.isspace() or c in "\"'=\\" for c in text):
         return text

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from copilot_driver import processes
 from copilot_driver.redaction import Redactor
 
 PLATFORM_TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
@@ -126,6 +127,7 @@ class Sidecar:
         log_level: str = "info",
         ready_timeout: float = 30.0,
         log_path: Path | None = None,
+        die_with_parent: bool = False,
     ) -> Sidecar:
         """Start the CLI in server mode and wait until it listens.
 
@@ -153,6 +155,7 @@ class Sidecar:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                preexec_fn=processes.die_with_parent if die_with_parent else None,
             )
         except OSError as error:
             if log_file is not None:

@@ -1,9 +1,10 @@
-"""`make demo`: the driver end to end, offline, on the embedded default.
+"""`make demo`: the main job end to end, offline, through the harness.
 
-Starts the scripted model and a real Copilot CLI sidecar, then runs
-`python -m copilot_driver` on a prompt whose script makes the runtime run a
-real shell command. Prints the driver's log, the answer and where the
-events file is. Nothing leaves 127.0.0.1.
+The harness starts a real Copilot CLI sidecar (with the scripted model as its
+provider) and runs the driver under a policy from
+GH_AW_COPILOT_SDK_SERVER_ARGS that allows `ls` and denies `rm`. The scripted
+model asks for both; the demo prints the driver's log, the answer and the
+run's timeline. Nothing leaves 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from copilot_driver.sidecar import SidecarError
-from copilot_driver.testing.environment import driver_environment, start_test_sidecar
+from copilot_driver.testing.environment import TEST_MODEL, TEST_PROVIDER_KEY
 from copilot_driver.testing.model_server import ScriptedModelServer
 from copilot_driver.testing.script import Reply, Rule, Script, ToolCall
+from copilot_driver.timeline import load_timeline, render_text
 
-DEMO_PROMPT = "List the files of this workspace, then summarise what you found (demo)."
+DEMO_PROMPT = "Tidy up this workspace: list it, then delete notes.txt (demo)."
+DEMO_POLICY = ["--allow-tool", "shell(ls:*)", "--allow-tool", "read"]
 DEMO_SCRIPT = Script(
     rules=(
         Rule(
@@ -28,11 +30,17 @@ DEMO_SCRIPT = Script(
             (
                 Reply(
                     text="Let me look at the workspace.",
-                    tool_calls=(
-                        ToolCall("bash", {"command": "ls -1", "description": "List the files"}),
-                    ),
+                    tool_calls=(ToolCall("bash", {"command": "ls -1", "description": "List"}),),
                 ),
-                Reply(text="The workspace holds README.md and notes.txt: two small text files."),
+                Reply(
+                    tool_calls=(
+                        ToolCall("bash", {"command": "rm notes.txt", "description": "Delete"}),
+                    )
+                ),
+                Reply(
+                    text="The workspace holds README.md and notes.txt. I was not allowed "
+                    "to delete notes.txt, so it is still there."
+                ),
             ),
         ),
     )
@@ -53,49 +61,50 @@ def main() -> int:
         tempfile.TemporaryDirectory(prefix="copilot-driver-demo-") as scratch,
         ScriptedModelServer(DEMO_SCRIPT) as model,
     ):
+        home = Path(scratch)
+        env = {
+            key: os.environ[key]
+            for key in ("PATH", "LANG", "TMPDIR", "XDG_CACHE_HOME", "COPILOT_CLI_PATH")
+            if key in os.environ
+        }
+        env.update(
+            HOME=str(home),
+            COPILOT_HOME=str(home / ".copilot"),
+            COPILOT_AUTO_UPDATE="false",
+            COPILOT_SKIP_CLI_DOWNLOAD="1",
+            # The scripted model, for the sidecar (offline) and the session alike.
+            COPILOT_OFFLINE="true",
+            COPILOT_PROVIDER_BASE_URL=model.base_url,
+            COPILOT_PROVIDER_API_KEY=TEST_PROVIDER_KEY,
+            COPILOT_MODEL=TEST_MODEL,
+            GH_AW_PROMPT=str(prompt_file),
+            GITHUB_WORKSPACE=str(workspace),
+            GH_AW_SESSION_STATE_BASE_DIR=str(state_dir),
+            GH_AW_COPILOT_SDK_SERVER_ARGS=json.dumps(DEMO_POLICY),
+            COPILOT_DRIVER_LOG_FORMAT="text",
+        )
         print(f"scripted model: {model.base_url}")
-        try:
-            sidecar = start_test_sidecar(Path(scratch), model_base_url=model.base_url)
-        except SidecarError as error:
-            print(f"demo: cannot start the Copilot CLI sidecar: {error}", file=sys.stderr)
-            return 1
-        try:
-            print(f"sidecar: real Copilot CLI listening on {sidecar.uri}")
-            print(f"prompt: {DEMO_PROMPT}\n--- driver log (stderr) ---", flush=True)
-            env = driver_environment(
-                prompt_file=prompt_file,
-                sdk_uri=sidecar.uri,
-                token=sidecar.token,
-                model_base_url=model.base_url,
-                state_dir=state_dir,
-                workspace=workspace,
-                COPILOT_DRIVER_LOG_FORMAT="text",
-            )
-            run = subprocess.run(
-                [sys.executable, "-m", "copilot_driver"],
-                env=env,
-                stdout=subprocess.PIPE,
-                text=True,
-                check=False,
-                timeout=300,
-            )
-        finally:
-            sidecar.stop()
+        print(f"prompt: {DEMO_PROMPT}")
+        print(f"policy: GH_AW_COPILOT_SDK_SERVER_ARGS={json.dumps(DEMO_POLICY)}")
+        print("--- harness + driver log (stderr) ---", flush=True)
+        run = subprocess.run(
+            [sys.executable, "-m", "copilot_driver.harness"],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=300,
+        )
 
     print("--- answer (stdout) ---")
     print(run.stdout.rstrip() or "(none)")
     print(f"--- exit status: {run.returncode} ---")
     events = sorted(state_dir.glob("*/events.jsonl"), key=lambda p: p.stat().st_mtime)
     if events:
-        for line in events[-1].read_text(encoding="utf-8").splitlines():
-            event = json.loads(line)
-            if event["type"] == "tool.execution_complete":
-                data = event["data"]
-                outcome = "succeeded" if data.get("success") else "failed"
-                content = str((data.get("result") or {}).get("content", "")).split("<shellId")[0]
-                print(f"tool call: {data.get('toolName')} {outcome}: {content.strip()!r}")
+        print("--- timeline ---")
+        print(render_text(load_timeline(events[-1])).rstrip())
         print(f"events file: {events[-1]}")
-        print(f"result file: {events[-1].with_name('result.json')}")
+        print(f"notes.txt still there: {(workspace / 'notes.txt').exists()}")
     return run.returncode
 
 

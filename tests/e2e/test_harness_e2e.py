@@ -1,0 +1,366 @@
+"""The harness end to end: real sidecar, real driver processes, the process table.
+
+Every harness started here carries a unique marker variable, inherited by the
+sidecar, the driver and anything they start, so "no orphans" is checked by
+scanning /proc/*/environ for it after the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
+from copilot_driver.testing.environment import TEST_MODEL, TEST_PROVIDER_KEY
+
+pytestmark = pytest.mark.e2e
+
+CANARIES = {
+    "GITHUB_TOKEN": "ghs_canaryHarnessGITHUB000000000000000",
+    "GH_TOKEN": "gho_canaryHarnessGH0000000000000000000",
+    "COPILOT_GITHUB_TOKEN": "github_pat_canaryHarnessCOPILOT000000",
+}
+SCRIPT = Script(
+    rules=(
+        Rule(
+            "CLEANUP",
+            (
+                Reply(
+                    tool_calls=(
+                        ToolCall("bash", {"command": "git --version", "description": "version"}),
+                    )
+                ),
+                Reply(
+                    tool_calls=(
+                        ToolCall("bash", {"command": "rm victim.txt", "description": "remove"}),
+                    )
+                ),
+                Reply(text="Git works; removing the file was not allowed."),
+            ),
+        ),
+        Rule("SLOW", (Reply(text="late", delay_s=60),)),
+    )
+)
+# A stand-in driver that records what it was given: its environment, its argv,
+# and (from the process table) the environment and argv of its sibling, the sidecar.
+RECORDING_DRIVER = textwrap.dedent(
+    """
+    import json, os, sys
+    parent = os.getppid()
+    siblings = open(f"/proc/{parent}/task/{parent}/children").read().split()
+    sidecar = [int(pid) for pid in siblings if int(pid) != os.getpid()]
+    def environ(pid):
+        raw = open(f"/proc/{pid}/environ", "rb").read().split(b"\\0")
+        return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+    def argv(pid):
+        return open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\\0")
+    json.dump({"env": dict(os.environ), "argv": argv(os.getpid()),
+               "sidecar_env": environ(sidecar[0]), "sidecar_argv": argv(sidecar[0])},
+              open(sys.argv[1], "w"))
+    """
+)
+
+
+class HarnessHarness:
+    """Runs `python -m copilot_driver.harness` with a hermetic environment."""
+
+    def __init__(self, tmp: Path, model: ScriptedModelServer, cli: Path, cache: Path) -> None:
+        self.tmp = tmp
+        self.model = model
+        self.cli = cli
+        self.marker = uuid.uuid4().hex
+        self.workspace = tmp / "workspace"
+        self.workspace.mkdir()
+        (self.workspace / "victim.txt").write_text("still here\n")
+        self.state = tmp / "state"
+        prompt = tmp / "prompt.md"
+        prompt.write_text("CLEANUP please\n")
+        self.env = {key: os.environ[key] for key in ("PATH", "LANG", "TMPDIR") if key in os.environ}
+        self.env.update(
+            HARNESS_TEST_MARKER=self.marker,
+            HOME=str(tmp / "home"),
+            COPILOT_HOME=str(tmp / "home" / ".copilot"),
+            XDG_CACHE_HOME=str(cache),
+            COPILOT_AUTO_UPDATE="false",
+            COPILOT_OFFLINE="true",
+            COPILOT_PROVIDER_BASE_URL=model.base_url,
+            COPILOT_PROVIDER_API_KEY=TEST_PROVIDER_KEY,
+            COPILOT_MODEL=TEST_MODEL,
+            COPILOT_SKIP_CLI_DOWNLOAD="1",
+            GH_AW_PROMPT=str(prompt),
+            GITHUB_WORKSPACE=str(self.workspace),
+            GH_AW_SESSION_STATE_BASE_DIR=str(self.state),
+            GH_AW_COPILOT_SDK_SERVER_ARGS=json.dumps(["--allow-tool", "shell(git:*)"]),
+            **CANARIES,
+        )
+
+    def command(self, *args: str, driver: list[str] | None = None) -> list[str]:
+        argv = [sys.executable, "-m", "copilot_driver.harness", "--copilot", str(self.cli), *args]
+        return argv + (["--", *driver] if driver else [])
+
+    def run(
+        self, *args: str, driver: list[str] | None = None, timeout: float = 120, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.command(*args, driver=driver),
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def start(self, *args: str, driver: list[str] | None = None) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self.command(*args, driver=driver),
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def recording_driver(self, name: str) -> tuple[list[str], Path]:
+        script = self.tmp / "record.py"
+        script.write_text(RECORDING_DRIVER)
+        record = self.tmp / f"{name}.json"
+        return [sys.executable, str(script), str(record)], record
+
+    def processes(self) -> list[tuple[int, str]]:
+        """Live processes carrying this test's marker (zombies excluded)."""
+        found = []
+        needle = f"HARNESS_TEST_MARKER={self.marker}".encode()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if needle not in (entry / "environ").read_bytes():
+                    continue
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if state != "Z":
+                found.append((int(entry.name), cmdline))
+        return found
+
+    def assert_no_orphans(self, within: float = 10.0) -> None:
+        deadline = time.monotonic() + within
+        while self.processes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert self.processes() == []
+
+    def everything_written(self, *outputs: str) -> str:
+        files = [p.read_text(errors="replace") for p in self.state.rglob("*") if p.is_file()]
+        return "\n".join([*outputs, *files])
+
+
+@pytest.fixture
+def harness(
+    tmp_path: Path,
+    scripted_model: ScriptedModelServer,
+    copilot_cli: Path,
+    copilot_cache_home: Path,
+) -> Iterator[HarnessHarness]:
+    scripted_model.script = SCRIPT
+    runner = HarnessHarness(tmp_path, scripted_model, copilot_cli, copilot_cache_home)
+    try:
+        yield runner
+    finally:
+        for pid, _ in runner.processes():  # never leave a failed test's processes behind
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_t_csd_007_sidecar_and_driver_share_one_fresh_token_that_is_never_logged(
+    harness: HarnessHarness,
+) -> None:
+    """T-CSD-007: In SDK mode, harness and driver receive the same non-empty
+    COPILOT_CONNECTION_TOKEN, and token values are not logged."""
+    tokens = []
+    for run in ("first", "second"):
+        driver, record = harness.recording_driver(run)
+        completed = harness.run(driver=driver)
+        assert completed.returncode == 0, completed.stderr
+        seen = json.loads(record.read_text())
+        token = seen["env"]["COPILOT_CONNECTION_TOKEN"]
+        assert re.fullmatch(r"[0-9a-f]{64}", token)
+        assert seen["sidecar_env"]["COPILOT_CONNECTION_TOKEN"] == token
+        # The driver is pointed at the port the sidecar announced (it was asked for port 0).
+        sidecar_log = max(harness.state.glob("sidecar-*.log"), key=lambda p: p.stat().st_mtime)
+        port = re.search(r"listening on port (\d+)", sidecar_log.read_text())
+        assert port is not None
+        assert seen["env"]["COPILOT_SDK_URI"] == f"http://127.0.0.1:{port.group(1)}"
+        # Never on a command line (other users can read argv), never in any output or file.
+        assert token not in " ".join(seen["sidecar_argv"] + seen["argv"])
+        assert token not in harness.everything_written(completed.stdout, completed.stderr)
+        tokens.append(token)
+    assert tokens[0] != tokens[1]
+    harness.assert_no_orphans()
+
+
+def test_platform_tokens_reach_the_sidecar_and_never_the_driver(
+    harness: HarnessHarness,
+) -> None:
+    driver, record = harness.recording_driver("isolation")
+    completed = harness.run(driver=driver)
+
+    assert completed.returncode == 0, completed.stderr
+    seen = json.loads(record.read_text())
+    for name, canary in CANARIES.items():
+        assert seen["sidecar_env"][name] == canary  # the sidecar's credential
+        assert name not in seen["env"]
+        assert canary not in json.dumps(seen["env"])
+
+
+def test_a_full_run_through_the_harness(harness: HarnessHarness, tmp_path: Path) -> None:
+    summary = tmp_path / "step-summary.md"
+    summary.write_text("# earlier steps\n")
+    completed = harness.run(GITHUB_STEP_SUMMARY=str(summary), GH_AW_TIMEOUT_MINUTES="5")
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == "Git works; removing the file was not allowed.\n"
+    assert (harness.workspace / "victim.txt").exists()
+    (session,) = [p for p in harness.state.iterdir() if p.is_dir()]
+    assert (session / "events.jsonl").is_file()
+    assert "listening on port" in (session / "sidecar.log").read_text()
+    entries = [json.loads(line) for line in completed.stderr.splitlines() if line.startswith("{")]
+    (start,) = [e for e in entries if e["event"] == "connection.start"]
+    assert start["sendTimeoutMs"] == 270_000  # 5 minutes - 30 s, derived by the harness
+    report = summary.read_text()
+    assert report.startswith("# earlier steps\n")  # appended, not replaced
+    assert "shell(rm victim.txt)" in report
+    assert "```mermaid" in report
+    for secret in [*CANARIES.values(), TEST_PROVIDER_KEY]:
+        assert secret not in harness.everything_written(completed.stdout, completed.stderr)
+    harness.assert_no_orphans()
+
+
+def test_github_actions_masks_the_token_first(harness: HarnessHarness) -> None:
+    driver, record = harness.recording_driver("masked")
+    completed = harness.run(driver=driver, GITHUB_ACTIONS="true")
+
+    assert completed.returncode == 0, completed.stderr
+    token = json.loads(record.read_text())["env"]["COPILOT_CONNECTION_TOKEN"]
+    assert completed.stdout.splitlines()[0] == f"::add-mask::{token}"
+    assert token not in completed.stderr
+
+
+def fake_sidecar(tmp: Path, body: str) -> Path:
+    path = tmp / "fake-copilot"
+    path.write_text(f"#!{sys.executable}\nimport sys, time\n{textwrap.dedent(body)}\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_sidecar_that_never_listens_fails_clearly_within_the_ready_timeout(
+    harness: HarnessHarness, tmp_path: Path
+) -> None:
+    harness.cli = fake_sidecar(
+        tmp_path,
+        """
+        print("starting up, never ready", file=sys.stderr, flush=True)
+        time.sleep(600)
+    """,
+    )
+    started = time.monotonic()
+    completed = harness.run("--ready-timeout", "1", timeout=60)
+
+    assert completed.returncode == 4
+    assert "did not listen within 1s" in completed.stderr
+    assert "starting up, never ready" in completed.stderr
+    assert time.monotonic() - started < 20
+    harness.assert_no_orphans()
+
+
+def test_a_sidecar_that_exits_at_start_fails_with_its_stderr(
+    harness: HarnessHarness, tmp_path: Path
+) -> None:
+    harness.cli = fake_sidecar(
+        tmp_path,
+        """
+        print("Error: the port is taken", file=sys.stderr)
+        sys.exit(3)
+    """,
+    )
+    completed = harness.run(timeout=60)
+
+    assert completed.returncode == 4
+    assert "exited with status 3" in completed.stderr
+    assert "the port is taken" in completed.stderr
+
+
+def test_no_copilot_binary_is_a_usage_error(harness: HarnessHarness, tmp_path: Path) -> None:
+    harness.cli = tmp_path / "no-such-copilot"
+    completed = harness.run(timeout=30)
+
+    assert completed.returncode == 2
+    assert "is not an executable file" in completed.stderr
+
+
+def wait_for(condition: object, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def test_a_sidecar_that_dies_mid_run_is_reported(harness: HarnessHarness) -> None:
+    (harness.tmp / "prompt.md").write_text("be SLOW\n")
+    process = harness.start()
+    wait_for(lambda: harness.model.chat_requests())  # the turn is in flight
+    sidecars = [pid for pid, cmd in harness.processes() if "--headless" in cmd]
+    os.kill(sidecars[0], signal.SIGKILL)
+    _, stderr = process.communicate(timeout=60)
+
+    assert process.returncode == 5
+    assert "sidecar exited with status" in stderr
+    harness.assert_no_orphans()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_goes_to_the_driver_first_then_the_sidecar_stops(
+    harness: HarnessHarness, signum: signal.Signals
+) -> None:
+    (harness.tmp / "prompt.md").write_text("be SLOW\n")
+    process = harness.start()
+    wait_for(lambda: harness.model.chat_requests())
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+
+    assert process.returncode == 128 + signum  # the driver's own exit status
+    entries = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    assert entries[-1]["errorKind"] == "interrupted"  # the driver cleaned up itself
+    harness.assert_no_orphans()
+
+
+def test_a_killed_driver_leaves_nothing_behind(harness: HarnessHarness) -> None:
+    (harness.tmp / "prompt.md").write_text("be SLOW\n")
+    process = harness.start()
+    wait_for(lambda: harness.model.chat_requests())
+    drivers = [pid for pid, cmd in harness.processes() if "-m copilot_driver " in cmd + " "]
+    os.kill(drivers[0], signal.SIGKILL)
+    process.communicate(timeout=60)
+
+    assert process.returncode == 128 + signal.SIGKILL
+    harness.assert_no_orphans()
+
+
+def test_a_killed_harness_leaves_nothing_behind(harness: HarnessHarness) -> None:
+    (harness.tmp / "prompt.md").write_text("be SLOW\n")
+    process = harness.start()
+    wait_for(lambda: harness.model.chat_requests())
+    assert len(harness.processes()) >= 3  # harness, sidecar, driver
+    process.kill()
+    process.communicate(timeout=30)
+
+    harness.assert_no_orphans()

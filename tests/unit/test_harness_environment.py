@@ -1,0 +1,163 @@
+"""The harness's pure decisions: the driver's environment and the sidecar's arguments."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copilot_driver.harness.environment import (
+    GITHUB_CREDENTIAL_VARIABLES,
+    driver_environment,
+    new_connection_token,
+    send_timeout_from_minutes,
+    sidecar_arguments,
+)
+
+BASE = {
+    "PATH": "/usr/bin",
+    "HOME": "/home/runner",
+    "GITHUB_TOKEN": "ghs_canary1",
+    "GH_TOKEN": "gho_canary2",
+    "COPILOT_GITHUB_TOKEN": "github_pat_canary3",
+    "GH_ENTERPRISE_TOKEN": "canary4",
+    "GITHUB_ENTERPRISE_TOKEN": "canary5",
+    "COPILOT_MODEL": "gpt-4.1",
+}
+
+
+def test_t_csd_008_the_driver_environment_holds_no_github_credential() -> None:
+    """T-CSD-008 (harness side, spec 3.4): platform tokens never reach the driver."""
+    env = driver_environment(BASE, sdk_uri="http://127.0.0.1:4000", token="t" * 64)
+    for name in GITHUB_CREDENTIAL_VARIABLES:
+        assert name not in env
+    assert not any(value.startswith(("ghs_", "gho_", "github_pat_")) for value in env.values())
+    assert env["PATH"] == "/usr/bin"
+    assert env["COPILOT_MODEL"] == "gpt-4.1"
+
+
+def test_the_driver_gets_the_sidecar_address_and_the_run_token() -> None:
+    env = driver_environment(BASE, sdk_uri="http://127.0.0.1:4000", token="a" * 64)
+    assert env["COPILOT_SDK_URI"] == "http://127.0.0.1:4000"
+    assert env["COPILOT_CONNECTION_TOKEN"] == "a" * 64
+
+
+def test_a_stale_token_in_the_harness_environment_is_replaced() -> None:
+    env = driver_environment(
+        {**BASE, "COPILOT_CONNECTION_TOKEN": "stale"}, sdk_uri="1", token="b" * 64
+    )
+    assert env["COPILOT_CONNECTION_TOKEN"] == "b" * 64
+
+
+def test_the_base_environment_is_not_modified() -> None:
+    base = dict(BASE)
+    driver_environment(base, sdk_uri="1", token="c" * 64)
+    assert base == BASE
+
+
+@pytest.mark.parametrize(
+    ("minutes", "expected"),
+    [
+        ("5", 270_000),
+        ("1", 30_000),
+        ("0.5", 1000),
+        ("0.1", 1000),
+        ("20", 1_170_000),
+        (" 3 ", 150_000),
+        ("0", None),
+        ("-1", None),
+        ("abc", None),
+        ("", None),
+        (None, None),
+        ("nan", None),
+        ("inf", None),
+        ("1e9", None),
+    ],
+)
+def test_send_timeout_is_derived_from_the_workflow_timeout(
+    minutes: str | None, expected: int | None
+) -> None:
+    assert send_timeout_from_minutes(minutes) == expected
+
+
+def test_a_derived_send_timeout_is_set_only_when_none_is_given() -> None:
+    derived = driver_environment({**BASE, "GH_AW_TIMEOUT_MINUTES": "5"}, sdk_uri="1", token="t")
+    assert derived["COPILOT_SDK_SEND_TIMEOUT_MS"] == "270000"
+    given_value = driver_environment(
+        {**BASE, "GH_AW_TIMEOUT_MINUTES": "5", "COPILOT_SDK_SEND_TIMEOUT_MS": "1234"},
+        sdk_uri="1",
+        token="t",
+    )
+    assert given_value["COPILOT_SDK_SEND_TIMEOUT_MS"] == "1234"
+    neither = driver_environment(BASE, sdk_uri="1", token="t")
+    assert "COPILOT_SDK_SEND_TIMEOUT_MS" not in neither
+
+
+def test_tokens_are_64_hex_characters_and_fresh() -> None:
+    tokens = {new_connection_token() for _ in range(50)}
+    assert len(tokens) == 50
+    assert all(re.fullmatch(r"[0-9a-f]{64}", token) for token in tokens)
+
+
+def test_sidecar_arguments_drop_the_flags_the_harness_owns() -> None:
+    raw = json.dumps(
+        [
+            "--headless",
+            "--port",
+            "3002",
+            "--allow-tool",
+            "shell(git:*)",
+            "--no-auto-update",
+            "--log-level",
+            "debug",
+            "--allow-tool=write",
+            "--model",
+            "gpt-4.1",
+        ]
+    )
+    args, port, log_level = sidecar_arguments(raw)
+    assert args == ["--allow-tool", "shell(git:*)", "--allow-tool=write", "--model", "gpt-4.1"]
+    assert port == 3002
+    assert log_level == "debug"
+
+
+def test_sidecar_arguments_accept_the_equals_form_of_owned_flags() -> None:
+    args, port, log_level = sidecar_arguments(json.dumps(["--port=4100", "--log-level=all"]))
+    assert (args, port, log_level) == ([], 4100, "all")
+
+
+@pytest.mark.parametrize("raw", [None, "", "  ", "not json", "{}", '"--port"', "[", "[" * 5000])
+def test_unusable_sidecar_arguments_mean_none(raw: str | None) -> None:
+    assert sidecar_arguments(raw) == ([], None, None)
+
+
+def test_non_string_sidecar_arguments_are_ignored() -> None:
+    args, _, _ = sidecar_arguments(json.dumps(["--allow-tool", 7, "write", None]))
+    assert args == ["--allow-tool", "write"]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=12),
+            st.sampled_from(
+                [
+                    "--port",
+                    "--headless",
+                    "--no-auto-update",
+                    "--log-level",
+                    "--port=1",
+                    "--allow-tool",
+                ]
+            ),
+        ),
+        max_size=10,
+    )
+)
+def test_owned_flags_never_survive(args: list[str]) -> None:
+    kept, _, _ = sidecar_arguments(json.dumps(args))
+    for flag in ("--headless", "--no-auto-update", "--port", "--log-level"):
+        assert not any(arg == flag or arg.startswith(flag + "=") for arg in kept)

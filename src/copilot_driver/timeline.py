@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from copilot_driver.permissions.policy import summarise
+from copilot_driver.permissions.policy import summarise, url_without_secrets
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _WIDTH = 96
@@ -521,7 +520,7 @@ def _argument_summary(tool: str, arguments: Any) -> str:
         if bare in _PATH_TOOLS and isinstance(arguments.get("path"), str):
             return _shorten(arguments["path"], 200)
         if bare == "web_fetch" and isinstance(arguments.get("url"), str):
-            return _shorten(_without_query(arguments["url"]), 200)
+            return _shorten(url_without_secrets(arguments["url"]), 200)
     if arguments is None:
         return ""
     try:
@@ -529,16 +528,6 @@ def _argument_summary(tool: str, arguments: Any) -> str:
     except (TypeError, ValueError, RecursionError):
         text = "?"
     return _shorten(text, 200)
-
-
-def _without_query(url: str) -> str:
-    """Drop user info, query and fragment, as the permission summaries do: secrets live there."""
-    try:
-        parts = urlsplit(url)
-        host = parts.netloc.rsplit("@", 1)[-1]
-        return urlunsplit((parts.scheme, host, parts.path, "", ""))
-    except ValueError:
-        return "?"
 
 
 def _duration(ms: float | None) -> str:

@@ -172,7 +172,7 @@ def summarise(request: Mapping[str, Any], mask: Callable[[str], str] = str) -> s
         server = field("serverName")
         return f"mcp({server}.{field('toolName').removeprefix(server + '-')})"
     if kind == "url":
-        return f"url({field('url', _without_query)})"
+        return f"url({field('url', url_without_secrets)})"
     if kind == "write":
         return f"write({field('fileName')})"
     if kind == "read":
@@ -194,7 +194,7 @@ def _shorten(text: str, limit: int = SUMMARY_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def _without_query(url: str) -> str:
+def url_without_secrets(url: str) -> str:
     """Drop user info, query and fragment: they may carry credentials."""
     try:
         parts = urlsplit(url)

@@ -16,7 +16,7 @@ export COPILOT_CLI_PATH := $(abspath $(COPILOT_CLI))
 # The CLI unpacks ~235 MB on first start: keep one cache for every run.
 export XDG_CACHE_HOME := $(abspath .cache/xdg)
 
-.PHONY: setup test demo lint clean
+.PHONY: setup test demo compliance lint clean
 
 setup: $(VENV)/.installed $(COPILOT_CLI) $(ACTIONLINT)
 
@@ -43,6 +43,11 @@ test: setup
 
 demo: setup
 	$(BIN)/python -m copilot_driver.testing.demo
+
+# The T-CSD kit against this project's driver (DRIVER="cmd ..." for another one);
+# writes compliance-report.md and compliance-report.json.
+compliance: setup
+	$(BIN)/python -m pytest compliance -p no:cacheprovider --report-dir . $(if $(DRIVER),--driver "$(DRIVER)")
 
 lint: setup
 	$(BIN)/ruff check src tests

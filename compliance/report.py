@@ -1,0 +1,149 @@
+"""The compliance report: the spec's checklist with a status per row, and a verdict."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+# Spec section 8's checklist: requirement, ids, level.
+CHECKLIST = [
+    ("Required standalone variables enforced", ("001", "002", "003"), 1),
+    ("Connection token generation and propagation", ("007",), 1),
+    ("Token isolation (no GitHub platform tokens)", ("008",), 1),
+    ("Log-level and timeout fallback behavior", ("004", "005", "006"), 1),
+    ("Default permission delegation", ("101",), 2),
+    ("Allow-all permission behavior", ("102",), 2),
+    ("Scoped read default-deny and explicit allow", ("103", "104"), 2),
+    ("Scoped write/url/custom-tool enforcement", ("105", "106", "107"), 2),
+    ("Scoped MCP/shell enforcement", ("108", "109"), 2),
+    ("Unknown-kind rejection", ("110",), 2),
+    ("Permission denial diagnostics", ("111", "202"), 2),
+    ("Lifecycle logging coverage", ("201",), 3),
+]
+ALL_IDS = tuple(i for _, ids, _ in CHECKLIST for i in ids)
+SECTION_6_DIAGNOSTICS = frozenset({"201", "202"})
+"""What a partially conforming driver may omit (spec 2.1: "optional diagnostics in Section 6")."""
+
+
+@dataclass
+class Outcome:
+    test: str
+    status: str  # passed | failed | skipped
+    evidence: list[str] = field(default_factory=list)
+
+
+class ComplianceReport:
+    def __init__(self, driver_command: list[str]) -> None:
+        self.driver_command = driver_command
+        self.outcomes: dict[str, list[Outcome]] = {}
+
+    def record(self, test_id: str, test: str, status: str, evidence: list[str]) -> None:
+        self.outcomes.setdefault(test_id, []).append(Outcome(test, status, evidence))
+
+    def status(self, test_id: str) -> str:
+        outcomes = self.outcomes.get(test_id, [])
+        if not outcomes:
+            return "Not run"
+        if any(o.status == "failed" for o in outcomes):
+            return "Fail"
+        if all(o.status == "passed" for o in outcomes):
+            return "Pass"
+        return "Skipped"
+
+    def failing_ids(self) -> list[str]:
+        return [i for i in ALL_IDS if self.status(i) != "Pass"]
+
+    def verdict(self) -> str:
+        failing = set(self.failing_ids())
+        if not failing:
+            return "conforming"
+        if failing <= SECTION_6_DIAGNOSTICS:
+            return "partially conforming (spec 2.1: sections 4, 5, 7 met; section 6 not)"
+        return "not conforming"
+
+    def versions(self) -> dict[str, str]:
+        found = {"driver command": " ".join(self.driver_command)}
+        found["driver"] = _first_line([*self.driver_command, "--version"])
+        try:
+            found["github-copilot-sdk"] = version("github-copilot-sdk")
+        except PackageNotFoundError:
+            found["github-copilot-sdk"] = "not installed"
+        try:
+            from copilot_driver.sidecar import locate_copilot_cli
+
+            found["copilot CLI"] = _first_line([str(locate_copilot_cli()), "--version"])
+        except Exception as error:  # the report still says what it could not find
+            found["copilot CLI"] = f"unknown ({error})"
+        return found
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "verdict": self.verdict(),
+            "versions": self.versions(),
+            "rows": [
+                {
+                    "requirement": requirement,
+                    "ids": [f"T-CSD-{i}" for i in ids],
+                    "level": level,
+                    "status": _row_status([self.status(i) for i in ids]),
+                    "tests": {f"T-CSD-{i}": self.status(i) for i in ids},
+                }
+                for requirement, ids, level in CHECKLIST
+            ],
+            "tests": {
+                f"T-CSD-{i}": [
+                    {"test": o.test, "status": o.status, "evidence": o.evidence}
+                    for o in self.outcomes.get(i, [])
+                ]
+                for i in ALL_IDS
+            },
+            "failing": [f"T-CSD-{i}" for i in self.failing_ids()],
+        }
+
+    def to_markdown(self) -> str:
+        data = self.to_dict()
+        lines = [
+            "# Copilot SDK driver compliance report",
+            "",
+            f"**Verdict: {data['verdict']}**",
+            "",
+            "| | |",
+            "|---|---|",
+        ]
+        lines += [f"| {k} | `{v}` |" for k, v in self.versions().items()]
+        lines += ["", "| Requirement | Test IDs | Level | Status |", "|---|---|---|---|"]
+        for row in data["rows"]:  # type: ignore[union-attr]
+            detail = ", ".join(f"{t}: {s}" for t, s in row["tests"].items())
+            lines.append(f"| {row['requirement']} | {detail} | {row['level']} | {row['status']} |")
+        lines += ["", "## Evidence", ""]
+        for test_id in ALL_IDS:
+            for outcome in self.outcomes.get(test_id, []):
+                notes = "; ".join(outcome.evidence) or "-"
+                lines.append(
+                    f"- **T-CSD-{test_id}** `{outcome.test}`: {outcome.status}. "
+                    f"{notes.replace(chr(10), ' ')}"
+                )
+        return "\n".join(lines) + "\n"
+
+    def write(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "compliance-report.json").write_text(json.dumps(self.to_dict(), indent=2))
+        (directory / "compliance-report.md").write_text(self.to_markdown())
+
+
+def _row_status(statuses: list[str]) -> str:
+    if all(s == "Pass" for s in statuses):
+        return "Pass"
+    return "Fail" if "Fail" in statuses else "Incomplete"
+
+
+def _first_line(command: list[str]) -> str:
+    try:
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"unknown ({error})"
+    text = (completed.stdout or completed.stderr).strip().splitlines()
+    return text[0] if completed.returncode == 0 and text else "unknown (no --version)"

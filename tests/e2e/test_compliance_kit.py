@@ -1,0 +1,86 @@
+"""The compliance kit can fail: each broken driver fails exactly the ids it breaks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = ROOT / "compliance" / "broken_drivers"
+EXPECTED = {
+    "accepts_missing_token": ["T-CSD-003"],
+    "ignores_log_level": ["T-CSD-004"],
+    "ignores_send_timeout": ["T-CSD-006"],
+    "logs_token": ["T-CSD-007"],
+    "leaks_github_token": ["T-CSD-008"],
+    "approves_every_shell": ["T-CSD-109"],
+    "never_writes_events": ["T-CSD-201"],
+}
+
+
+def run_kit(name: str, reports: Path) -> dict[str, object]:
+    out = reports / name
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(ROOT / "compliance"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--driver",
+            f"{sys.executable} {BROKEN / (name + '.py')}",
+            "--report-dir",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    report_file = out / "compliance-report.json"
+    assert report_file.exists(), completed.stdout[-3000:] + completed.stderr[-3000:]
+    report: dict[str, object] = json.loads(report_file.read_text())
+    report["pytest_exit"] = completed.returncode
+    return report
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory, copilot_cli: Path) -> dict[str, dict]:
+    """One kit run per broken driver, three at a time (they mostly wait on processes)."""
+    directory = tmp_path_factory.mktemp("kit-reports")
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {name: pool.submit(run_kit, name, directory) for name in EXPECTED}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def test_every_broken_driver_has_an_expectation() -> None:
+    drivers = sorted(p.stem for p in BROKEN.glob("*.py") if not p.name.startswith("_"))
+    assert drivers == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_the_kit_fails_exactly_the_ids_a_broken_driver_breaks(
+    reports: dict[str, dict], name: str
+) -> None:
+    report = reports[name]
+    assert report["failing"] == EXPECTED[name], json.dumps(report["tests"], indent=1)[:4000]
+    assert report["verdict"] == "not conforming" or EXPECTED[name] == ["T-CSD-201"]
+    assert report["pytest_exit"] != 0
+
+
+def test_a_driver_failing_only_diagnostics_is_partially_conforming(
+    reports: dict[str, dict],
+) -> None:
+    assert reports["never_writes_events"]["verdict"].startswith("partially conforming")

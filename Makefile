@@ -50,8 +50,8 @@ compliance: setup
 	$(BIN)/python -m pytest compliance -p no:cacheprovider --report-dir . $(if $(DRIVER),--driver "$(DRIVER)")
 
 lint: setup
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests compliance
+	$(BIN)/ruff format --check src tests compliance
 	$(BIN)/mypy
 
 clean:

@@ -364,3 +364,28 @@ def test_a_killed_harness_leaves_nothing_behind(harness: HarnessHarness) -> None
     process.communicate(timeout=30)
 
     harness.assert_no_orphans()
+
+
+def test_a_driver_that_ignores_sigterm_is_killed_after_the_sidecar_dies(
+    harness: HarnessHarness, tmp_path: Path
+) -> None:
+    harness.cli = fake_sidecar(
+        tmp_path,
+        """
+        print("CLI server listening on port 1", flush=True)
+        time.sleep(1)
+        sys.exit(9)
+    """,
+    )
+    stubborn = tmp_path / "stubborn.py"
+    stubborn.write_text(
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\n"
+    )
+    started = time.monotonic()
+    completed = harness.run(driver=[sys.executable, str(stubborn)], timeout=90)
+
+    assert completed.returncode == 5
+    assert "sidecar exited with status 9" in completed.stderr
+    # 1 s to die + 5 s for the driver to notice + 20 s for SIGTERM, then SIGKILL.
+    assert time.monotonic() - started < 60
+    harness.assert_no_orphans()

@@ -154,23 +154,21 @@ class Harness:
         tee.start()
         self.status.start()
 
-        forwarded_at: float | None = None
+        stop_sent_at: float | None = None  # when the driver was asked to stop
         sidecar_died_at: float | None = None
-        killed = False
         while driver.poll() is None:
             now = time.monotonic()
-            if self._signal is not None and forwarded_at is None:
-                driver.send_signal(self._signal)
-                forwarded_at = now
             if sidecar_died_at is None and sidecar.process.poll() is not None:
                 sidecar_died_at = now
-            waited = [t for t in (forwarded_at, sidecar_died_at) if t is not None]
-            if waited and not killed:
-                if sidecar_died_at is not None and now - sidecar_died_at > SIDECAR_DEATH_GRACE_S:
-                    driver.terminate()
-                if forwarded_at is not None and now - forwarded_at > DRIVER_STOP_GRACE_S:
-                    driver.kill()
-                    killed = True
+            if stop_sent_at is None:
+                if self._signal is not None:
+                    driver.send_signal(self._signal)  # the driver cleans up first
+                    stop_sent_at = now
+                elif sidecar_died_at is not None and now - sidecar_died_at > SIDECAR_DEATH_GRACE_S:
+                    driver.terminate()  # it did not notice by itself
+                    stop_sent_at = now
+            elif now - stop_sent_at > DRIVER_STOP_GRACE_S:
+                driver.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 driver.wait(0.05)
         tee.join(5)

@@ -79,10 +79,6 @@ class StopRequests:
         self.reason: StopRequestedError | None = None
         self._event = asyncio.Event()
 
-    @property
-    def signum(self) -> int | None:
-        return self.reason.signum if isinstance(self.reason, StopSignalError) else None
-
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self.request, signum)

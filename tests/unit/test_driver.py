@@ -79,7 +79,8 @@ async def test_only_the_first_signal_counts() -> None:
     stop = StopRequests()
     stop.request(signal.SIGINT)
     stop.request(signal.SIGTERM)
-    assert stop.signum == signal.SIGINT
+    assert isinstance(stop.reason, StopSignalError)
+    assert stop.reason.signum == signal.SIGINT
 
 
 # -- Lifecycle with a fake client ----------------------------------------------

@@ -21,7 +21,6 @@ GITHUB_CREDENTIAL_VARIABLES = (
 )
 """What the Copilot CLI (and gh, whose credentials it honours) accepts as a GitHub token."""
 
-SERVER_ARGS_VARIABLE = "GH_AW_COPILOT_SDK_SERVER_ARGS"
 TIMEOUT_MINUTES_VARIABLE = "GH_AW_TIMEOUT_MINUTES"
 _HARNESS_OWNED_FLAGS = {"--headless": 0, "--no-auto-update": 0, "--port": 1, "--log-level": 1}
 """Flags the harness sets itself, with how many values each takes."""

@@ -28,12 +28,12 @@ from typing import IO
 from copilot_driver import processes
 from copilot_driver.config import resolve_session_state_base_dir
 from copilot_driver.harness.environment import (
-    SERVER_ARGS_VARIABLE,
     driver_environment,
     new_connection_token,
     sidecar_arguments,
 )
 from copilot_driver.harness.progress import Progress, StatusLine
+from copilot_driver.permissions.config import SERVER_ARGS_VARIABLE
 from copilot_driver.redaction import Redactor
 from copilot_driver.sidecar import Sidecar, SidecarError, locate_copilot_cli
 

@@ -123,3 +123,26 @@ def driver_environment(
         env["GITHUB_WORKSPACE"] = str(workspace)
     env.update(overrides)
     return env
+
+
+def prompt_mode_environment(
+    home: Path,
+    *,
+    model_base_url: str,
+    binary: str | os.PathLike[str] | None = None,
+    cache_home: Path | None = None,
+) -> dict[str, str]:
+    """The environment of an offline `copilot -p` run (the copilot-cli adapter's
+    agent) on the scripted model: a sidecar's environment, the provider key, and
+    a PATH whose `copilot` is the real CLI. No GitHub credential at all."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = sidecar_environment(home, model_base_url=model_base_url, cache_home=cache_home)
+    bin_dir = home / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    link = bin_dir / "copilot"
+    if not link.exists():
+        link.symlink_to(locate_copilot_cli(binary))
+    env["PATH"] = os.pathsep.join(filter(None, (str(bin_dir), env.get("PATH"))))
+    env["COPILOT_PROVIDER_TYPE"] = "openai"
+    env["COPILOT_PROVIDER_API_KEY"] = TEST_PROVIDER_KEY
+    return env

@@ -1,0 +1,95 @@
+"""Strict reading of an adapter's option block from WORKFLOW.md.
+
+The seed's orchestrator forwards these blocks unchecked; a typo there
+(`max_autopilot_continue: 5`) silently does nothing, which a CI user only
+finds out from a bill. Here every block is read into a frozen dataclass:
+unknown keys and wrong types are errors that name the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def options_from_mapping(cls: type[T], raw: Mapping[str, Any] | None, *, block: str) -> T:
+    """Build dataclass `cls` from `raw`; ValueError lists every bad field at once."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{block}: expected a mapping of options, got {_type_name(raw)}")
+    assert dataclasses.is_dataclass(cls)
+    hints = typing.get_type_hints(cls)
+    fields = {f.name for f in dataclasses.fields(cls) if f.init}
+    problems = [
+        f"{block}.{key}: unknown field (known: {', '.join(sorted(fields))})"
+        for key in raw
+        if key not in fields
+    ]
+    values: dict[str, Any] = {}
+    for name in fields & set(raw):
+        value = raw[name]
+        expected = hints[name]
+        if not _matches(value, expected):
+            problems.append(
+                f"{block}.{name}: expected {_describe(expected)}, got {_type_name(value)} "
+                f"{value!r}"[:300]
+            )
+        else:
+            values[name] = tuple(value) if isinstance(value, list) else value
+    if problems:
+        raise ValueError("; ".join(sorted(problems)))
+    try:
+        return cls(**values)
+    except ValueError as exc:
+        raise ValueError(f"{block}: {exc}") from None
+
+
+def _matches(value: Any, expected: Any) -> bool:
+    origin = typing.get_origin(expected)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, arg) for arg in typing.get_args(expected))
+    if expected is type(None):
+        return value is None
+    if expected is bool:
+        return isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if expected is str:
+        return isinstance(value, str)
+    if origin is tuple:
+        (item, _ellipsis) = typing.get_args(expected)
+        return isinstance(value, list | tuple) and all(_matches(v, item) for v in value)
+    if origin is typing.Literal:
+        return value in typing.get_args(expected)
+    if origin is dict or expected is dict:
+        return isinstance(value, Mapping)
+    return isinstance(value, expected)
+
+
+def _describe(expected: Any) -> str:
+    origin = typing.get_origin(expected)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(expected))
+    if expected is type(None):
+        return "null"
+    if origin is tuple:
+        return f"a list of {_describe(typing.get_args(expected)[0])}"
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(expected))
+    if origin is dict:
+        return "a mapping"
+    return {bool: "a boolean", int: "an integer", str: "a string"}.get(expected, str(expected))
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list"}.get(
+        type(value), type(value).__name__
+    )

@@ -1,0 +1,161 @@
+"""Reading an agent's settings from a WORKFLOW.md front matter.
+
+    ---
+    agent:
+      kind: copilot-cli
+      max_turns: 5
+    copilot-cli:
+      model: gpt-4.1
+    worker:
+      ssh_hosts: [build-1, build-2]
+    ---
+    (the prompt template follows; it is not read here)
+
+The blocks read here (`agent`, `worker`, and the chosen adapter's own
+block) are strict: an unknown or mistyped field is an error naming it.
+Other top-level blocks belong to other parts of an orchestrator and are
+left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from copilot_driver.adapters.core.options import options_from_mapping
+from copilot_driver.adapters.core.registry import adapter_spec
+from copilot_driver.adapters.core.runner import (
+    DEFAULT_MAX_TURNS,
+    DEFAULT_STALL_TIMEOUT_MS,
+    DEFAULT_TURN_TIMEOUT_MS,
+    RunnerLimits,
+)
+from copilot_driver.adapters.core.session import DEFAULT_READ_TIMEOUT_MS, AdapterConfig
+from copilot_driver.adapters.core.ssh import HostKeyChecking, SshSettings
+
+
+class WorkflowError(ValueError):
+    """The WORKFLOW.md cannot be used; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class AgentBlock:
+    """The `agent` block, with the seed's names and defaults."""
+
+    kind: str | None = None
+    command: str | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    max_sessions: int = 0
+    max_concurrent_agents: int = 10
+    turn_timeout_ms: int = DEFAULT_TURN_TIMEOUT_MS
+    read_timeout_ms: int = DEFAULT_READ_TIMEOUT_MS
+    stall_timeout_ms: int = DEFAULT_STALL_TIMEOUT_MS
+    max_retry_backoff_ms: int = 300_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_turns", "max_concurrent_agents", "turn_timeout_ms", "read_timeout_ms"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be 1 or more")
+        for name in ("max_sessions", "max_retry_backoff_ms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 or more")
+        if self.command is not None and not self.command.strip():
+            raise ValueError("command must not be empty")
+
+
+@dataclass(frozen=True)
+class WorkerBlock:
+    ssh_hosts: tuple[str, ...] = ()
+    ssh_strict_host_key_checking: HostKeyChecking = "accept-new"
+
+    def __post_init__(self) -> None:
+        for host in self.ssh_hosts:
+            if not host.isprintable() or not host.strip() or host.startswith("-") or " " in host:
+                raise ValueError(f"ssh_hosts: {host!r} is not a host name")
+
+
+@dataclass(frozen=True)
+class Workflow:
+    kind: str
+    agent: AgentBlock
+    worker: WorkerBlock
+    options: Mapping[str, Any]
+    """The adapter's own block, already validated by the adapter."""
+
+    @property
+    def limits(self) -> RunnerLimits:
+        return RunnerLimits(
+            max_turns=self.agent.max_turns,
+            turn_timeout_ms=self.agent.turn_timeout_ms,
+            stall_timeout_ms=self.agent.stall_timeout_ms,
+        )
+
+    def adapter_config(self, environment: Mapping[str, str] | None = None) -> AdapterConfig:
+        ssh = None
+        if self.worker.ssh_hosts:
+            ssh = SshSettings(self.worker.ssh_hosts, self.worker.ssh_strict_host_key_checking)
+        return AdapterConfig(
+            command=self.agent.command,
+            options=self.options,
+            ssh=ssh,
+            read_timeout_ms=self.agent.read_timeout_ms,
+            environment=environment,
+        )
+
+
+def front_matter(text: str, *, source: str = "WORKFLOW.md") -> dict[str, Any]:
+    """The YAML mapping between the leading `---` lines (empty when there is none)."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
+    except StopIteration:
+        raise WorkflowError(
+            f"{source}: the front matter starting at line 1 has no closing ---"
+        ) from None
+    try:
+        data = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as exc:
+        raise WorkflowError(f"{source}: the front matter is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise WorkflowError(f"{source}: the front matter must be a mapping of blocks")
+    return data
+
+
+def parse_workflow(
+    data: Mapping[str, Any], *, kind: str | None = None, source: str = "WORKFLOW.md"
+) -> Workflow:
+    """Validate the blocks this kind reads; `kind` (e.g. from --kind) must agree with agent.kind."""
+    try:
+        agent = options_from_mapping(AgentBlock, data.get("agent"), block="agent")
+        worker = options_from_mapping(WorkerBlock, data.get("worker"), block="worker")
+        if kind and agent.kind and kind != agent.kind:
+            raise ValueError(f"agent.kind is {agent.kind!r} but {kind!r} was asked for")
+        chosen = kind or agent.kind
+        if not chosen:
+            raise ValueError("agent.kind: no agent kind given")
+        spec = adapter_spec(chosen)
+        options = data.get(spec.options_block) if spec.options_block else None
+        if options is None:
+            options = {}
+        if spec.validate_options is not None:
+            spec.validate_options(options)
+    except ValueError as exc:
+        raise WorkflowError(f"{source}: {exc}") from None
+    return Workflow(kind=chosen, agent=agent, worker=worker, options=options)
+
+
+def load_workflow(path: str | Path, *, kind: str | None = None) -> Workflow:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkflowError(f"{path}: cannot read the workflow file: {exc}") from None
+    return parse_workflow(front_matter(text, source=str(path)), kind=kind, source=str(path))

@@ -1,0 +1,63 @@
+"""Unit tests for `copilot_driver.adapters.core.errors`: kinds, retry hints, text forms."""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+
+RETRYABLE = {
+    ErrorKind.INVALID_WORKSPACE_CWD: False,
+    ErrorKind.AGENT_NOT_FOUND: False,
+    ErrorKind.PORT_EXIT: True,
+    ErrorKind.RESPONSE_ERROR: False,
+    ErrorKind.RESPONSE_TIMEOUT: True,
+    ErrorKind.TURN_TIMEOUT: True,
+    ErrorKind.TURN_FAILED: True,
+    ErrorKind.TURN_CANCELLED: False,
+    ErrorKind.TURN_INPUT_REQUIRED: False,
+}
+
+
+def test_every_kind_has_an_expected_retry_default() -> None:
+    assert set(RETRYABLE) == set(ErrorKind)
+
+
+@pytest.mark.parametrize(("kind", "retryable"), RETRYABLE.items(), ids=lambda v: str(v))
+def test_retryable_default_per_kind(kind: ErrorKind, retryable: bool) -> None:
+    assert AgentError(kind, "x").retryable is retryable
+
+
+@pytest.mark.parametrize("kind", list(ErrorKind), ids=str)
+@pytest.mark.parametrize("override", [True, False])
+def test_retryable_override(kind: ErrorKind, override: bool) -> None:
+    assert AgentError(kind, "x", retryable=override).retryable is override
+
+
+def test_text_forms() -> None:
+    error = AgentError(ErrorKind.AGENT_NOT_FOUND, "copilot not found on PATH")
+    assert str(error) == "agent_not_found: copilot not found on PATH"
+    assert error.message == "copilot not found on PATH"
+    assert error.args == ("copilot not found on PATH",)
+    assert repr(error) == (
+        "AgentError('agent_not_found', 'copilot not found on PATH', retryable=False)"
+    )
+
+
+def test_to_dict() -> None:
+    error = AgentError(ErrorKind.TURN_FAILED, "boom", retryable=False)
+    assert error.to_dict() == {"kind": "turn_failed", "message": "boom", "retryable": False}
+
+
+def test_kind_values_are_the_seeds_names() -> None:
+    assert [k.value for k in ErrorKind] == [
+        "invalid_workspace_cwd",
+        "agent_not_found",
+        "port_exit",
+        "response_error",
+        "response_timeout",
+        "turn_timeout",
+        "turn_failed",
+        "turn_cancelled",
+        "turn_input_required",
+    ]

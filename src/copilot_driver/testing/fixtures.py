@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from copilot_driver.sidecar import SidecarError, locate_copilot_cli
+from copilot_driver.testing.codex import CodexNotFoundError, locate_codex
 from copilot_driver.testing.environment import (
     TestSidecar,
     driver_environment,
@@ -39,6 +40,17 @@ def copilot_cli() -> Path:
     except SidecarError as error:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"the real Copilot CLI is required in CI: {error}")
+        pytest.skip(str(error))
+
+
+@pytest.fixture(scope="session")
+def codex_cli() -> Path:
+    """The real Codex CLI binary (see `copilot_driver.testing.codex.locate_codex`)."""
+    try:
+        return locate_codex()
+    except CodexNotFoundError as error:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"the real Codex CLI is required in CI: {error}")
         pytest.skip(str(error))
 
 

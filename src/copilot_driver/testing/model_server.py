@@ -1,23 +1,31 @@
-"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1.
+"""A scripted OpenAI-compatible model server on 127.0.0.1.
 
 The one part of a real run that cannot be real here is model inference.
-This server stands in for it: the real Copilot runtime sends it real
-requests (as a bring-your-own-model provider), and its scripted answers
-make the runtime perform real tool calls and send real permission requests.
+This server stands in for it: the real Copilot runtime (chat completions)
+and the real Codex CLI (Responses API, `wire_api = "responses"`) send it
+real requests as a bring-your-own-model provider, and its scripted answers
+make them perform real tool calls and send real permission requests.
 
 It binds 127.0.0.1 only, answers streaming (SSE) and non-streaming
-requests, and records every request it receives so tests can check what
-the runtime sent (and that no secret reached it).
+requests on both APIs, and records every request it receives so tests can
+check what the runtime sent (and that no secret reached it). A scripted
+reply can also be an HTTP error, and the streams can be made awkward
+(tiny TCP writes, tool arguments in many pieces) to test a client's
+parser rather than the happy path.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io
+import itertools
 import json
+import socket
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -38,10 +46,37 @@ class RecordedRequest:
 
 
 class ScriptedModelServer:
-    """Serve `script` until `close()`; usable as a context manager."""
+    """Serve `script` until `close()`; usable as a context manager.
 
-    def __init__(self, script: Script | None = None, *, port: int = 0) -> None:
+    Two options make every stream (both APIs) awkward on purpose, to test
+    that a client reassembles what real networks and models hand it:
+
+    - `chunk_bytes`: write the SSE body in writes of at most that many
+      bytes, so frames - and multi-byte UTF-8 characters, since JSON is
+      then sent as raw UTF-8 - arrive split across TCP segments;
+    - `argument_fragments`: stream each tool call's `arguments` string in
+      that many deltas.
+
+    The defaults (`None`, `1`) keep the chat stream byte-for-byte what it
+    always was. Both are plain attributes, so a test may change them, like
+    `script`, while the server runs.
+    """
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        port: int = 0,
+        chunk_bytes: int | None = None,
+        argument_fragments: int = 1,
+    ) -> None:
+        if chunk_bytes is not None and chunk_bytes < 1:
+            raise ValueError(f"chunk_bytes must be at least 1, not {chunk_bytes}")
+        if argument_fragments < 1:
+            raise ValueError(f"argument_fragments must be at least 1, not {argument_fragments}")
         self.script = script or Script()
+        self.chunk_bytes = chunk_bytes
+        self.argument_fragments = argument_fragments
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -71,6 +106,11 @@ class ScriptedModelServer:
 
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def responses_requests(self) -> list[RecordedRequest]:
+        """The Responses API calls (POST only: Codex's built-in OpenAI
+        provider also tries WebSocket upgrades with GET on the same path)."""
+        return [r for r in self.requests if r.method == "POST" and _api_for(r.path) == "responses"]
 
     def close(self) -> None:
         self._closing.set()
@@ -104,6 +144,13 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def setup(self) -> None:
+            super().setup()
+            # Small writes must leave as separate segments for `chunk_bytes`
+            # to split what the client reads, not be coalesced by Nagle.
+            with contextlib.suppress(OSError):
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             return  # quiet: tests read `server.requests` instead
 
@@ -122,23 +169,46 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw.decode("utf-8", "replace")
             server._record(RecordedRequest("POST", self.path, dict(self.headers), body))
-            if not self.path.rstrip("/").endswith("/chat/completions") or not isinstance(
-                body, dict
-            ):
+            api = _api_for(self.path)
+            if api is None or not isinstance(body, dict):
                 self._send_json({"error": {"message": "unsupported"}}, HTTPStatus.NOT_FOUND)
                 return
-            messages = body.get("messages")
-            reply = server.script.reply_for(messages if isinstance(messages, list) else [])
+            script = server.script
+            if api == "chat":
+                messages = body.get("messages")
+                reply = script.reply_for(messages if isinstance(messages, list) else [])
+            else:
+                reply = script.reply_for_responses(body.get("input"))
             if reply.delay_s and not server._wait(reply.delay_s):
                 self.close_connection = True
                 return
+            if reply.http_status is not None:
+                self._send_json(_error_payload(reply), reply.http_status)
+                return
             model = str(body.get("model") or "scripted")
-            if body.get("stream"):
-                self._send_stream(_stream_chunks(reply, model))
-            else:
+            fragments = server.argument_fragments
+            if api == "chat" and body.get("stream"):
+                # Raw UTF-8 only when chunking, so the default stays as it was.
+                ascii_only = server.chunk_bytes is None
+                frames = (
+                    b"data: " + _json_bytes(chunk, ascii_only=ascii_only) + b"\n\n"
+                    for chunk in _stream_chunks(reply, model, fragments)
+                )
+                self._send_stream(itertools.chain(frames, [b"data: [DONE]\n\n"]))
+            elif api == "chat":
                 self._send_json(_completion(reply, model))
+            elif body.get("stream"):
+                self._send_stream(
+                    f"event: {event['type']}\n".encode()
+                    + b"data: "
+                    + _json_bytes(event, ascii_only=False)
+                    + b"\n\n"
+                    for event in _response_events(reply, model, fragments)
+                )
+            else:
+                self._send_json(_response_object(reply, model))
 
-        def _send_json(self, payload: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
+        def _send_json(self, payload: Any, status: int = HTTPStatus.OK) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -146,19 +216,99 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _send_stream(self, chunks: Iterator[dict[str, Any]]) -> None:
+        def _send_stream(self, frames: Iterator[bytes]) -> None:
             self.send_response(HTTPStatus.OK)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
-            for chunk in chunks:
-                self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-            self.wfile.write(b"data: [DONE]\n\n")
-            self.wfile.flush()
+            writer = _ChunkedWriter(self.wfile, server.chunk_bytes)
+            with contextlib.suppress(ConnectionError):  # the client hung up
+                for frame in frames:
+                    writer.write(frame)
+                writer.finish()
 
     return Handler
+
+
+def _api_for(path: str) -> str | None:
+    """Which API a request path asks for, whatever prefix the client uses."""
+    route = path.split("?", 1)[0].rstrip("/")
+    if route.endswith("/chat/completions"):
+        return "chat"
+    if route.endswith("/responses"):
+        return "responses"
+    return None
+
+
+class _ChunkedWriter:
+    """Write a byte stream whole per frame, or in pieces of `chunk_bytes`.
+
+    Pieces run across frame boundaries (one write may end one event and
+    start the next) and are flushed one by one, so with TCP_NODELAY each
+    becomes its own segment and the client's reads split where real
+    networks split.
+    """
+
+    def __init__(self, out: io.BufferedIOBase, chunk_bytes: int | None) -> None:
+        self._out = out
+        self._chunk_bytes = chunk_bytes
+        self._pending = bytearray()
+
+    def write(self, data: bytes) -> None:
+        if self._chunk_bytes is None:
+            self._out.write(data)
+            return
+        self._pending += data
+        while len(self._pending) >= self._chunk_bytes:
+            self._emit(bytes(self._pending[: self._chunk_bytes]))
+            del self._pending[: self._chunk_bytes]
+
+    def finish(self) -> None:
+        if self._pending:
+            self._emit(bytes(self._pending))
+            self._pending.clear()
+        self._out.flush()
+
+    def _emit(self, piece: bytes) -> None:
+        self._out.write(piece)
+        self._out.flush()
+
+
+def _json_bytes(payload: Any, *, ascii_only: bool) -> bytes:
+    return json.dumps(payload, ensure_ascii=ascii_only).encode()
+
+
+def _split(text: str, pieces: int) -> list[str]:
+    """`text` in `pieces` consecutive parts of near-equal length (some may
+    be empty when the text is shorter); they join back to `text`."""
+    return [text[len(text) * i // pieces : len(text) * (i + 1) // pieces] for i in range(pieces)]
+
+
+# OpenAI's error `type` and `code` per status, so clients that branch on
+# them (rate limits, auth) see what the real service would send.
+_ERROR_KINDS: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+def _error_payload(reply: Reply) -> dict[str, Any]:
+    """The OpenAI-style error body for a reply with `http_status`."""
+    status = reply.http_status or HTTPStatus.INTERNAL_SERVER_ERROR
+    kind, code = _ERROR_KINDS.get(
+        status, ("server_error" if status >= 500 else "invalid_request_error", None)
+    )
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = "error"
+    message = reply.text or f"Scripted HTTP {status}: {phrase}"
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def _tool_calls_payload(reply: Reply, *, with_index: bool) -> list[dict[str, Any]]:
@@ -198,7 +348,9 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
     }
 
 
-def _stream_chunks(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
+def _stream_chunks(
+    reply: Reply, model: str, argument_fragments: int = 1
+) -> Iterator[dict[str, Any]]:
     base = {
         "id": f"chatcmpl-{time.time_ns()}",
         "object": "chat.completion.chunk",
@@ -212,10 +364,138 @@ def _stream_chunks(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
     yield chunk({"role": "assistant", "content": ""})
     if reply.text:
         yield chunk({"content": reply.text})
-    if reply.tool_calls:
-        yield chunk({"tool_calls": _tool_calls_payload(reply, with_index=True)})
+    calls = _tool_calls_payload(reply, with_index=True)
+    if calls and argument_fragments == 1:
+        yield chunk({"tool_calls": calls})
+    else:
+        # As real servers stream calls: the first delta names the call, the
+        # later ones carry only its index and more of the arguments.
+        for call in calls:
+            first, *rest = _split(call["function"]["arguments"], argument_fragments)
+            header = {**call, "function": {"name": call["function"]["name"], "arguments": first}}
+            yield chunk({"tool_calls": [header]})
+            for piece in rest:
+                more = {"index": call["index"], "function": {"arguments": piece}}
+                yield chunk({"tool_calls": [more]})
     yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
     yield {**base, "choices": [], "usage": _USAGE}
+
+
+# -- the Responses API --------------------------------------------------------
+
+_RESPONSES_USAGE = {
+    "input_tokens": 10,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 5,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 15,
+}
+
+
+def _output_items(reply: Reply) -> list[dict[str, Any]]:
+    """A reply as completed Responses output items: the message (if any)
+    first, then one `function_call` per tool call, as the real API orders
+    them. A reply with neither still yields an (empty) message, so every
+    response has output."""
+    token = uuid.uuid4().hex[:16]
+    items: list[dict[str, Any]] = []
+    if reply.text or not reply.tool_calls:
+        items.append(
+            {
+                "type": "message",
+                "id": f"msg_{token}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": reply.text or "", "annotations": []}],
+            }
+        )
+    for index, call in enumerate(reply.tool_calls):
+        items.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{token}_{index + 1}",
+                "call_id": call.call_id or f"call_{token}_{index + 1}",
+                "name": call.name,
+                "arguments": call.arguments_json(),
+                "status": "completed",
+            }
+        )
+    return items
+
+
+def _response_object(
+    reply: Reply,
+    model: str,
+    *,
+    response_id: str | None = None,
+    created_at: int | None = None,
+    status: str = "completed",
+    output: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A `response` object: the non-streamed answer, and the payload of the
+    stream's `response.created` / `.in_progress` / `.completed` events."""
+    done = status == "completed"
+    return {
+        "id": response_id or f"resp_{uuid.uuid4().hex}",
+        "object": "response",
+        "created_at": int(time.time()) if created_at is None else created_at,
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "model": model,
+        "output": _output_items(reply) if output is None else output,
+        "usage": _RESPONSES_USAGE if done else None,
+    }
+
+
+def _response_events(
+    reply: Reply, model: str, argument_fragments: int = 1
+) -> Iterator[dict[str, Any]]:
+    """The streamed response as event payloads, each with `type` and an
+    increasing `sequence_number` (the SSE `event:` line repeats `type`)."""
+    items = _output_items(reply)
+    response_id = f"resp_{uuid.uuid4().hex}"
+    created_at = int(time.time())
+
+    def response(status: str, output: list[dict[str, Any]]) -> dict[str, Any]:
+        return _response_object(
+            reply,
+            model,
+            response_id=response_id,
+            created_at=created_at,
+            status=status,
+            output=output,
+        )
+
+    def events() -> Iterator[tuple[str, dict[str, Any]]]:
+        yield "response.created", {"response": response("in_progress", [])}
+        yield "response.in_progress", {"response": response("in_progress", [])}
+        for index, item in enumerate(items):
+            at = {"item_id": item["id"], "output_index": index}
+            if item["type"] == "message":
+                part = item["content"][0]
+                text = part["text"]
+                started = {**item, "status": "in_progress", "content": []}
+                yield "response.output_item.added", {"output_index": index, "item": started}
+                empty = {**part, "text": ""}
+                yield "response.content_part.added", {**at, "content_index": 0, "part": empty}
+                delta = {**at, "content_index": 0, "delta": text, "logprobs": []}
+                yield "response.output_text.delta", delta
+                done = {**at, "content_index": 0, "text": text, "logprobs": []}
+                yield "response.output_text.done", done
+                yield "response.content_part.done", {**at, "content_index": 0, "part": part}
+            else:
+                started = {**item, "arguments": "", "status": "in_progress"}
+                yield "response.output_item.added", {"output_index": index, "item": started}
+                for piece in _split(item["arguments"], argument_fragments):
+                    yield "response.function_call_arguments.delta", {**at, "delta": piece}
+                finished = {**at, "name": item["name"], "arguments": item["arguments"]}
+                yield "response.function_call_arguments.done", finished
+            yield "response.output_item.done", {"output_index": index, "item": item}
+        yield "response.completed", {"response": response("completed", items)}
+
+    for sequence_number, (kind, payload) in enumerate(events()):
+        yield {"type": kind, "sequence_number": sequence_number, **payload}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,9 +503,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--script", type=Path, help="JSON script file (default: greet)")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--chunk-bytes", type=int, default=None, help="write streams in pieces of N bytes"
+    )
+    parser.add_argument(
+        "--argument-fragments", type=int, default=1, help="stream tool arguments in N deltas"
+    )
     args = parser.parse_args(argv)
     script = Script.from_dict(json.loads(args.script.read_text())) if args.script else Script()
-    with ScriptedModelServer(script, port=args.port) as server:
+    with ScriptedModelServer(
+        script,
+        port=args.port,
+        chunk_bytes=args.chunk_bytes,
+        argument_fragments=args.argument_fragments,
+    ) as server:
         print(f"scripted model listening on {server.base_url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()

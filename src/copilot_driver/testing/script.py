@@ -10,6 +10,13 @@ it works on that prompt. The reply for a request is chosen statelessly:
 so the same script serves many concurrent sessions and a resumed
 conversation without any server-side bookkeeping. Past the last reply the
 final one repeats, which keeps a runaway agent loop bounded by its text.
+
+The Responses API (what Codex speaks) sends a flat list of `input` items
+instead of chat messages. `responses_input_as_messages` rewrites it into
+the chat shape, so one rule means the same step on either API: a model
+response there is a run of consecutive model-produced items (an assistant
+`message`, `function_call`s, `reasoning`, ...), ended by a tool output or
+a user/developer message.
 """
 
 from __future__ import annotations
@@ -40,11 +47,17 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Reply:
-    """One model response: text, tool calls, or both; optionally slow."""
+    """One model response: text, tool calls, or both; optionally slow.
+
+    With `http_status` set the model fails instead: the server answers that
+    status with an OpenAI-style error body (`text`, when given, is its
+    message), so a test can drive a client's real HTTP error handling.
+    """
 
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     delay_s: float = 0.0
+    http_status: int | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,13 @@ class Script:
             return rule.replies[min(step, len(rule.replies) - 1)]
         return self.default
 
+    def reply_for_responses(self, input_items: Any) -> Reply:
+        """Pick the reply for a Responses API `input` (a string or item list).
+
+        `instructions` play no part, just as a chat system prompt plays none.
+        """
+        return self.reply_for(responses_input_as_messages(input_items))
+
     @staticmethod
     def from_dict(raw: Mapping[str, Any]) -> Script:
         """Build a script from its JSON form (see `docs/testing.md`)."""
@@ -98,7 +118,53 @@ def _reply_from_dict(raw: Mapping[str, Any]) -> Reply:
         )
         for call in raw.get("tool_calls", ())
     )
-    return Reply(text=raw.get("text"), tool_calls=calls, delay_s=float(raw.get("delay_s", 0.0)))
+    status = raw.get("http_status")
+    return Reply(
+        text=raw.get("text"),
+        tool_calls=calls,
+        delay_s=float(raw.get("delay_s", 0.0)),
+        http_status=None if status is None else int(status),
+    )
+
+
+# Input items the client (not the model) produces besides messages: each
+# ends the model response before it, as a chat `tool` message does.
+_CLIENT_ITEM_TYPES = frozenset({"mcp_approval_response"})
+
+
+def responses_input_as_messages(input_items: Any) -> list[dict[str, Any]]:
+    """Rewrite a Responses API `input` as chat messages with the same steps.
+
+    A string input is one user message. Messages keep their role and
+    content (only user text can trigger a rule). Tool outputs (any
+    `*_output` item) become `tool` messages. Each maximal run of
+    consecutive model-produced items - an assistant `message`, a
+    `function_call`, `reasoning` or any other item - becomes one assistant
+    message, because the model emits text, reasoning and parallel calls of
+    one response as separate items while chat puts them in one message.
+    """
+    if isinstance(input_items, str):
+        return [{"role": "user", "content": input_items}]
+    if not isinstance(input_items, list):
+        return []
+    messages: list[dict[str, Any]] = []
+    in_model_response = False
+    for item in input_items:
+        if not isinstance(item, Mapping):
+            continue
+        # An "easy" input message may leave out `"type": "message"`.
+        kind = str(item.get("type") or ("message" if "role" in item else ""))
+        role = item.get("role")
+        if kind == "message" and role != "assistant":
+            messages.append({"role": role, "content": item.get("content")})
+            in_model_response = False
+        elif kind.endswith("_output") or kind in _CLIENT_ITEM_TYPES:
+            messages.append({"role": "tool", "content": item.get("output")})
+            in_model_response = False
+        elif not in_model_response:
+            messages.append({"role": "assistant", "content": None})
+            in_model_response = True
+    return messages
 
 
 def _content_text(content: Any) -> str:

@@ -224,7 +224,7 @@ def test_usage_errors(cli: Cli, args: list[str], expected: str) -> None:
 def test_unknown_kind_lists_the_known_kinds(cli: Cli) -> None:
     result = cli.run("run", "--kind", "nope", "--workspace", cli.workspace, "--prompt", "hi")
     assert result.code == 2
-    assert "known kinds: copilot-cli, copilot-transcript" in result.stderr
+    assert "known kinds: codex, copilot-cli, copilot-transcript, tool-loop" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -225,7 +225,7 @@ def test_unknown_kind_is_rejected_listing_the_known_ones(
     with pytest.raises(WorkflowError) as caught:
         parse_workflow(data, kind=kind)
     assert "unknown agent kind" in str(caught.value)
-    assert "known kinds: copilot-cli, copilot-transcript" in str(caught.value)
+    assert "known kinds: codex, copilot-cli, copilot-transcript, tool-loop" in str(caught.value)
 
 
 # -- the adapter's own block ---------------------------------------------------

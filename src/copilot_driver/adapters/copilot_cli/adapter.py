@@ -36,7 +36,7 @@ from copilot_driver.adapters.core.session import (
     Session,
     TurnResult,
 )
-from copilot_driver.adapters.core.ssh import ssh_argv
+from copilot_driver.adapters.core.ssh import find_ssh, ssh_argv
 from copilot_driver.adapters.core.workspace import validate_workspace
 
 log = logging.getLogger(__name__)
@@ -61,23 +61,14 @@ class CopilotCliAdapter:
         self.options = CopilotCliOptions.from_mapping(self.config.options)
         self.command = self.config.command or DEFAULT_COMMAND
 
-    def _environment(self) -> dict[str, str]:
-        if self.config.environment is not None:
-            return dict(self.config.environment)
-        return dict(os.environ)
-
     async def start_session(
         self, workspace: str | Path, *, resume_session_id: str | None = None
     ) -> CopilotCliSession:
         ssh = self.config.ssh
         path = validate_workspace(workspace, remote=ssh is not None)
-        env = self._environment()
+        env = self.config.agent_environment()
         if ssh is not None:
-            ssh_binary = shutil.which("ssh", path=env.get("PATH"))
-            if ssh_binary is None:
-                raise AgentError(
-                    ErrorKind.AGENT_NOT_FOUND, "ssh_hosts is set but no `ssh` binary is on PATH"
-                )
+            ssh_binary = find_ssh(env)
             return CopilotCliSession(
                 workspace=path,
                 id=resume_session_id or "",
@@ -129,7 +120,7 @@ class CopilotCliAdapter:
             ssh_host=session.ssh_host,
         )
         try:
-            process = await AgentProcess.spawn(argv, cwd=cwd, env=self._environment())
+            process = await AgentProcess.spawn(argv, cwd=cwd, env=self.config.agent_environment())
         except BaseException as exc:
             _discard(usage_path)
             if not isinstance(exc, OSError | ValueError):

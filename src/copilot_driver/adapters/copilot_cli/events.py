@@ -26,6 +26,13 @@ from typing import Any
 
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
 from copilot_driver.adapters.core.events import AgentEvent, EventType, TokenUsage, shorten
+from copilot_driver.adapters.core.payload import (
+    as_count,
+    as_int_or_none,
+    as_list,
+    as_mapping,
+    as_str,
+)
 from copilot_driver.adapters.core.session import ExitReason, TurnResult
 from copilot_driver.adapters.core.ssh import EXIT_COMMAND_NOT_FOUND, SSH_EXIT_CONNECTION_FAILED
 
@@ -55,15 +62,15 @@ class ResultLine:
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> ResultLine:
-        usage = _mapping(raw.get("usage"))
-        changes = _mapping(usage.get("codeChanges"))
+        usage = as_mapping(raw.get("usage"))
+        changes = as_mapping(usage.get("codeChanges"))
         files = changes.get("filesModified")
         return cls(
-            session_id=_str(raw.get("sessionId")),
-            exit_code=_int_or_none(raw.get("exitCode")),
-            api_duration_ms=_int_or_none(usage.get("totalApiDurationMs")),
-            premium_requests=_int_or_none(usage.get("premiumRequests")),
-            session_duration_ms=_int_or_none(usage.get("sessionDurationMs")),
+            session_id=as_str(raw.get("sessionId")),
+            exit_code=as_int_or_none(raw.get("exitCode")),
+            api_duration_ms=as_int_or_none(usage.get("totalApiDurationMs")),
+            premium_requests=as_int_or_none(usage.get("premiumRequests")),
+            session_duration_ms=as_int_or_none(usage.get("sessionDurationMs")),
             files_modified=tuple(f for f in files if isinstance(f, str))
             if isinstance(files, list)
             else (),
@@ -72,16 +79,16 @@ class ResultLine:
 
 def usage_from_report(report: Any) -> TokenUsage | None:
     """Token totals from the CLI's `--usage-output-file` JSON, if it has any."""
-    metrics = _mapping(_mapping(report).get("modelMetrics"))
+    metrics = as_mapping(as_mapping(report).get("modelMetrics"))
     if not metrics:
         return None
     total = TokenUsage()
     for model, metric in metrics.items():
-        usage = _mapping(_mapping(metric).get("usage"))
+        usage = as_mapping(as_mapping(metric).get("usage"))
         total = total + TokenUsage(
-            input_tokens=_int(usage.get("inputTokens")),
-            output_tokens=_int(usage.get("outputTokens")),
-            cached_input_tokens=_int(usage.get("cacheReadTokens")),
+            input_tokens=as_count(usage.get("inputTokens")),
+            output_tokens=as_count(usage.get("outputTokens")),
+            cached_input_tokens=as_count(usage.get("cacheReadTokens")),
             model=str(model) if len(metrics) == 1 else "",
         )
     return total
@@ -124,7 +131,7 @@ class TurnParser:
         if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
             return [self.event(EventType.MALFORMED, line)]
         kind: str = raw["type"]
-        data = _mapping(raw.get("data"))
+        data = as_mapping(raw.get("data"))
         if kind == "result":
             self.result = ResultLine.parse(raw)
             if self.result.session_id:
@@ -147,16 +154,18 @@ class TurnParser:
         ]
 
     def _message_delta(self, data: Mapping[str, Any]) -> list[AgentEvent]:
-        return [self.event(EventType.NOTIFICATION, _str(data.get("deltaContent")))]
+        return [self.event(EventType.NOTIFICATION, as_str(data.get("deltaContent")))]
 
     def _message(self, data: Mapping[str, Any]) -> list[AgentEvent]:
-        content = _str(data.get("content"))
+        content = as_str(data.get("content"))
         if content.strip():
             self.replies.append(content)
-        self.turn_usage = self.turn_usage + TokenUsage(output_tokens=_int(data.get("outputTokens")))
+        self.turn_usage = self.turn_usage + TokenUsage(
+            output_tokens=as_count(data.get("outputTokens"))
+        )
         tools = [
-            _str(_mapping(request).get("name")) or "?"
-            for request in _list(data.get("toolRequests"))
+            as_str(as_mapping(request).get("name")) or "?"
+            for request in as_list(data.get("toolRequests"))
             if isinstance(request, dict)
         ]
         summary = content.strip()
@@ -169,33 +178,33 @@ class TurnParser:
 
     def _usage(self, data: Mapping[str, Any]) -> list[AgentEvent]:
         self.turn_usage = self.turn_usage + TokenUsage(
-            input_tokens=_int(data.get("inputTokens")),
-            output_tokens=_int(data.get("outputTokens")),
-            cached_input_tokens=_int(data.get("cacheReadTokens")),
-            model=_str(data.get("model")),
+            input_tokens=as_count(data.get("inputTokens")),
+            output_tokens=as_count(data.get("outputTokens")),
+            cached_input_tokens=as_count(data.get("cacheReadTokens")),
+            model=as_str(data.get("model")),
         )
         return [self.event(EventType.TOKEN_USAGE, usage=self.usage)]
 
     def _turn_boundary(self, data: Mapping[str, Any], what: str) -> list[AgentEvent]:
-        turn = _str(data.get("turnId"))
+        turn = as_str(data.get("turnId"))
         return [
             self.event(EventType.NOTIFICATION, f"assistant turn {turn} {what}".replace("  ", " "))
         ]
 
     def _tool_start(self, data: Mapping[str, Any]) -> list[AgentEvent]:
-        name = _str(data.get("toolName")) or "unknown"
-        call_id = _str(data.get("toolCallId"))
+        name = as_str(data.get("toolName")) or "unknown"
+        call_id = as_str(data.get("toolCallId"))
         if call_id:
             self._in_flight[call_id] = (name, self.clock())
         return [self.event(EventType.NOTIFICATION, f"tool {name} started", tool_name=name)]
 
     def _tool_complete(self, data: Mapping[str, Any]) -> list[AgentEvent]:
-        started = self._in_flight.pop(_str(data.get("toolCallId")), None)
-        name = started[0] if started else (_str(data.get("toolName")) or None)
+        started = self._in_flight.pop(as_str(data.get("toolCallId")), None)
+        name = started[0] if started else (as_str(data.get("toolName")) or None)
         duration = round((self.clock() - started[1]) * 1000) if started else None
         failed = data.get("success") is not True
         message = f"tool {name or 'unknown'} {'failed' if failed else 'succeeded'}"
-        error = _str(_mapping(data.get("error")).get("message"))
+        error = as_str(as_mapping(data.get("error")).get("message"))
         if failed and error:
             message += f": {error}"
         return [
@@ -209,14 +218,14 @@ class TurnParser:
         ]
 
     def _text(self, data: Mapping[str, Any], key: str, *, warn: bool = False) -> list[AgentEvent]:
-        text = _str(data.get(key))
+        text = as_str(data.get(key))
         if warn:
             log.warning("copilot warning: %s", shorten(text))
         return [self.event(EventType.NOTIFICATION, text)]
 
     def _session_error(self, data: Mapping[str, Any]) -> list[AgentEvent]:
         self.last_error = (
-            _str(data.get("message")) or _str(data.get("errorType")) or "session error"
+            as_str(data.get("message")) or as_str(data.get("errorType")) or "session error"
         )
         return [self.event(EventType.NOTIFICATION, f"error: {self.last_error}")]
 
@@ -352,27 +361,3 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _int(value: Any) -> int:
-    return value if _is_int(value) and value > 0 else 0
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if _is_int(value) else None

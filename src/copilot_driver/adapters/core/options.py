@@ -62,6 +62,8 @@ def _matches(value: Any, expected: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if expected is str:
         return isinstance(value, str)
+    if expected is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
     if origin is tuple:
         (item, _ellipsis) = typing.get_args(expected)
         return isinstance(value, list | tuple) and all(_matches(v, item) for v in value)
@@ -84,7 +86,8 @@ def _describe(expected: Any) -> str:
         return "one of " + ", ".join(repr(a) for a in typing.get_args(expected))
     if origin is dict:
         return "a mapping"
-    return {bool: "a boolean", int: "an integer", str: "a string"}.get(expected, str(expected))
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    return names.get(expected, str(expected))
 
 
 def _type_name(value: Any) -> str:

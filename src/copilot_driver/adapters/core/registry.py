@@ -14,6 +14,7 @@ from typing import Any
 
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
 from copilot_driver.adapters.core.session import Adapter, AdapterConfig
+from copilot_driver.adapters.core.ssh import find_ssh
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class AdapterSpec:
 _BUILT_IN = {
     "copilot-cli": "copilot_driver.adapters.copilot_cli",
     "copilot-transcript": "copilot_driver.adapters.copilot_transcript",
+    "codex": "copilot_driver.adapters.codex",
+    "tool-loop": "copilot_driver.adapters.tool_loop",
 }
 _REGISTRY: dict[str, AdapterSpec] = {}
 
@@ -68,16 +71,12 @@ def preflight(kind: str, config: AdapterConfig | None = None) -> None:
     if not spec.requires_command:
         return
     config = config or AdapterConfig()
-    path = (config.environment or {}).get("PATH") if config.environment is not None else None
+    env = config.agent_environment()
     if config.ssh is not None:
-        if shutil.which("ssh", path=path) is None:
-            raise AgentError(
-                ErrorKind.AGENT_NOT_FOUND,
-                f"{kind}: ssh_hosts is set but no `ssh` binary is on PATH",
-            )
+        find_ssh(env)
         return
     command = (config.command or spec.default_command or "").split(" ", 1)[0]
-    if not command or shutil.which(command, path=path) is None:
+    if not command or shutil.which(command, path=env.get("PATH")) is None:
         raise AgentError(
             ErrorKind.AGENT_NOT_FOUND,
             f"{kind}: agent command {command!r} not found on PATH (set agent.command to its path)",

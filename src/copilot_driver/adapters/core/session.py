@@ -9,7 +9,8 @@ the adapter, so two sessions can never see each other's state.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.events import AgentEvent, TokenUsage
 from copilot_driver.adapters.core.ssh import SshSettings
+from copilot_driver.adapters.core.tools import DynamicTool
 
 EventCallback = Callable[[AgentEvent], None]
 
@@ -36,6 +38,12 @@ class AdapterConfig:
     read_timeout_ms: int = DEFAULT_READ_TIMEOUT_MS
     environment: Mapping[str, str] | None = None
     """The agent's environment; None = this process's environment."""
+    tools: Sequence[DynamicTool] = ()
+    """Tools the orchestrator offers the agent (used by kinds that support them)."""
+
+    def agent_environment(self) -> dict[str, str]:
+        """A fresh copy of the environment the agent runs with."""
+        return dict(os.environ if self.environment is None else self.environment)
 
 
 @dataclass(eq=False)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import itertools
 import re
+import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
+
+from copilot_driver.adapters.core.errors import AgentError, ErrorKind
 
 HostKeyChecking = Literal["accept-new", "yes", "no"]
 HOST_KEY_CHECKING_VALUES: tuple[str, ...] = get_args(HostKeyChecking)
@@ -21,6 +24,16 @@ HOST_KEY_CHECKING_VALUES: tuple[str, ...] = get_args(HostKeyChecking)
 SSH_EXIT_CONNECTION_FAILED = 255
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 EXIT_COMMAND_NOT_FOUND = 127
+
+
+def find_ssh(env: Mapping[str, str]) -> str:
+    """The local `ssh` (for SSH mode), or an `agent_not_found` AgentError."""
+    found = shutil.which("ssh", path=env.get("PATH"))
+    if found is None:
+        raise AgentError(
+            ErrorKind.AGENT_NOT_FOUND, "ssh_hosts is set but no `ssh` binary is on PATH"
+        )
+    return found
 
 
 def shell_quote(value: str) -> str:
@@ -66,15 +79,24 @@ def remote_command(
     argv: Sequence[str],
     *,
     environment: Sequence[tuple[str, str]] = (),
+    read_from_stdin: Sequence[str] = (),
 ) -> str:
-    """`cd '<ws>' && [NAME='v' ...] '<cmd>' '<arg>'...` for the remote shell."""
-    for name, _ in environment:
+    """`cd '<ws>' && [NAME='v' ...] '<cmd>' '<arg>'...` for the remote shell.
+
+    `read_from_stdin` names variables whose values arrive as the first lines
+    of stdin (`IFS= read -r NAME && export NAME && ...`), for secrets that
+    must not appear on any command line.
+    """
+    for name in [name for name, _ in environment] + list(read_from_stdin):
         if not _ENV_NAME.fullmatch(name):
             raise ValueError(f"{name!r} is not an environment variable name")
-    assignments = [f"{name}={shell_quote(value)}" for name, value in environment]
-    return " ".join(
-        ["cd", shell_quote(workspace), "&&", *assignments, *(shell_quote(a) for a in argv)]
-    )
+    words = ["cd", shell_quote(workspace), "&&"]
+    for name in read_from_stdin:
+        words += ["IFS=", "read", "-r", name, "&&", "export", name, "&&"]
+    if read_from_stdin:
+        words.append("exec")
+    words += [f"{name}={shell_quote(value)}" for name, value in environment]
+    return " ".join(words + [shell_quote(a) for a in argv])
 
 
 def ssh_argv(
@@ -85,6 +107,7 @@ def ssh_argv(
     argv: Sequence[str],
     *,
     environment: Sequence[tuple[str, str]] = (),
+    read_from_stdin: Sequence[str] = (),
 ) -> list[str]:
     """The local argv that runs `argv` in `workspace` on `host`.
 
@@ -96,5 +119,5 @@ def ssh_argv(
         *settings.options(),
         "--",
         host,
-        remote_command(workspace, argv, environment=environment),
+        remote_command(workspace, argv, environment=environment, read_from_stdin=read_from_stdin),
     ]

@@ -1,0 +1,477 @@
+"""The codex adapter: one persistent `codex app-server` per session, JSON-RPC on stdio.
+
+start_session spawns the app-server in the workspace (own process group),
+runs the handshake (`initialize`, `initialized`), checks the account (API
+key login with `CODEX_API_KEY` when there is none), and starts a thread or
+resumes one (falling back to a new thread). run_turn sends `turn/start`
+and relays notifications until this turn's `turn/completed`, answering the
+server's requests meanwhile: dynamic tool calls (concurrently) and approval
+requests (by policy). Cancelling a turn sends `turn/interrupt` and waits
+briefly for Codex to confirm. stop_session closes stdin, then SIGTERM to
+the group, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from copilot_driver.adapters.codex.events import TurnMapper
+from copilot_driver.adapters.codex.options import DEFAULT_COMMAND, CodexOptions
+from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.events import EventType, shorten
+from copilot_driver.adapters.core.jsonrpc import (
+    METHOD_NOT_FOUND,
+    ConnectionClosedError,
+    JsonRpcConnection,
+    RpcError,
+)
+from copilot_driver.adapters.core.payload import as_list, as_mapping, as_str
+from copilot_driver.adapters.core.process import AgentProcess
+from copilot_driver.adapters.core.session import (
+    AdapterConfig,
+    EventCallback,
+    Session,
+    TurnResult,
+)
+from copilot_driver.adapters.core.ssh import find_ssh, ssh_argv
+from copilot_driver.adapters.core.tools import ToolOutput, ToolRegistry
+from copilot_driver.adapters.core.workspace import validate_workspace
+
+log = logging.getLogger(__name__)
+
+KIND = "codex"
+API_KEY_VARIABLE = "CODEX_API_KEY"
+CLIENT_INFO = {"name": "copilot_driver", "title": "copilot-driver adapters", "version": "1"}
+INTERRUPT_REQUEST_TIMEOUT_S = 2.0
+STDIN_CLOSE_GRACE_S = 2.0
+INPUT_REQUIRED = -32000
+
+
+@dataclass
+class _ActiveTurn:
+    mapper: TurnMapper
+    on_event: EventCallback
+    inbox: asyncio.Queue[tuple[str, Any] | None] = field(default_factory=asyncio.Queue)
+    """This turn's notifications, in order; None when the app-server is gone."""
+
+
+@dataclass(eq=False)
+class CodexSession(Session):
+    process: AgentProcess | None = None
+    rpc: JsonRpcConnection | None = None
+    reader: asyncio.Task[None] | None = None
+    turn: _ActiveTurn | None = None
+    turns_run: int = 0
+    resumed: bool = False
+    """True when `resume_session_id` was resumed, False when a new thread replaced it."""
+    file_changes: dict[str, list[str]] = field(default_factory=dict)
+    login: asyncio.Future[Mapping[str, Any]] | None = None
+
+
+class CodexAdapter:
+    kind = KIND
+
+    def __init__(self, config: AdapterConfig | None = None) -> None:
+        self.config = config or AdapterConfig()
+        self.options = CodexOptions.from_mapping(self.config.options)
+        command = (self.config.command or DEFAULT_COMMAND).strip()
+        if not command:
+            raise AgentError(ErrorKind.AGENT_NOT_FOUND, "agent.command is empty")
+        self.binary, _, rest = command.partition(" ")
+        self.arguments = rest.split()
+        self.tools = ToolRegistry(self.config.tools)
+
+    @property
+    def _timeout_s(self) -> float:
+        return self.config.read_timeout_ms / 1000
+
+    # -- start -----------------------------------------------------------
+
+    async def start_session(
+        self, workspace: str | Path, *, resume_session_id: str | None = None
+    ) -> CodexSession:
+        ssh = self.config.ssh
+        path = validate_workspace(workspace, remote=ssh is not None)
+        env = self.config.agent_environment()
+        api_key = env.get(API_KEY_VARIABLE, "").strip()
+        session = CodexSession(workspace=path)
+        if ssh is not None:
+            ssh_binary = find_ssh(env)
+            session.ssh_host = ssh.pick_host()
+            # OpenSSH does not forward the environment; the key travels on
+            # stdin, never on a command line (where `ps` would show it).
+            secrets = [API_KEY_VARIABLE] if api_key else []
+            argv = ssh_argv(
+                ssh_binary,
+                ssh,
+                session.ssh_host,
+                str(path),
+                [self.binary, *self.arguments],
+                read_from_stdin=secrets,
+            )
+            cwd = None
+        else:
+            resolved = shutil.which(self.binary, path=env.get("PATH"))
+            if resolved is None:
+                raise AgentError(
+                    ErrorKind.AGENT_NOT_FOUND,
+                    f"the Codex CLI {self.binary!r} was not found on PATH "
+                    "(install @openai/codex, or set agent.command to its path)",
+                )
+            argv, cwd = [resolved, *self.arguments], path
+        try:
+            session.process = await AgentProcess.spawn(argv, cwd=cwd, env=env, stdin_pipe=True)
+        except (OSError, ValueError) as exc:
+            raise AgentError(ErrorKind.PORT_EXIT, f"cannot start {argv[0]}: {exc}") from None
+        session.rpc = JsonRpcConnection(
+            lambda line: _write_line(session, line),
+            on_notification=lambda method, params: self._notified(session, method, params),
+            on_request=lambda method, params: self._requested(session, method, params),
+        )
+        session.reader = asyncio.create_task(_read(session))
+        try:
+            if ssh is not None and api_key:
+                await _write_line(session, api_key)
+            await self._handshake(session, api_key)
+            session.id = await self._open_thread(session, resume_session_id)
+        except BaseException as exc:
+            await self._shutdown(session)
+            if isinstance(exc, RpcError | ConnectionClosedError | TimeoutError):
+                raise AgentError(
+                    ErrorKind.RESPONSE_ERROR, f"codex app-server start-up failed: {_describe(exc)}"
+                ) from None
+            raise
+        return session
+
+    async def _handshake(self, session: CodexSession, api_key: str) -> None:
+        rpc = _rpc(session)
+        await rpc.request(
+            "initialize",
+            {"clientInfo": CLIENT_INFO, "capabilities": {"experimentalApi": True}},
+            timeout=self._timeout_s,
+        )
+        await rpc.notify("initialized")
+        account = await rpc.request(
+            "account/read", {"refreshToken": False}, timeout=self._timeout_s
+        )
+        if as_mapping(account).get("account") is not None or not api_key:
+            return
+        session.login = asyncio.get_running_loop().create_future()
+        await rpc.request(
+            "account/login/start", {"type": "apiKey", "apiKey": api_key}, timeout=self._timeout_s
+        )
+        completed = await asyncio.wait_for(session.login, self._timeout_s)
+        if completed.get("success") is not True:
+            raise RpcError(
+                0, f"API key login failed: {completed.get('error') or 'no reason given'}"
+            )
+
+    async def _open_thread(self, session: CodexSession, resume_id: str | None) -> str:
+        rpc = _rpc(session)
+        params = self.options.thread_params(str(session.workspace))
+        if resume_id:
+            # A resumed thread keeps the dynamic tools it was started with
+            # (Codex restores them from its rollout); this session answers
+            # the calls for the ones it registers.
+            try:
+                result = await rpc.request(
+                    "thread/resume", {**params, "threadId": resume_id}, timeout=self._timeout_s
+                )
+                session.resumed = True
+                return _thread_id(result)
+            except RpcError as exc:
+                log.warning("cannot resume thread %s (%s); starting a new one", resume_id, exc)
+        if len(self.tools):
+            params["dynamicTools"] = self.tools.specs()
+        result = await rpc.request("thread/start", params, timeout=self._timeout_s)
+        return _thread_id(result)
+
+    # -- turns -----------------------------------------------------------
+
+    async def run_turn(
+        self, session: Session, prompt: str, *, on_event: EventCallback
+    ) -> TurnResult:
+        if not isinstance(session, CodexSession):
+            raise TypeError(f"not a {KIND} session: {session!r}")
+        async with session.lock:
+            return await self._run_turn(session, prompt, on_event)
+
+    async def _run_turn(
+        self, session: CodexSession, prompt: str, on_event: EventCallback
+    ) -> TurnResult:
+        process = session.process
+        mapper = TurnMapper(
+            thread_id=session.id, usage=session.usage, pid=process.pid if process else None
+        )
+        first_turn = session.turns_run == 0
+        session.turns_run += 1
+        if process is None or process.returncode is not None or session.rpc is None:
+            return _end(mapper, on_event, ErrorKind.PORT_EXIT, "codex app-server is not running")
+        active = _ActiveTurn(mapper, on_event)
+        session.turn = active
+        if first_turn:
+            on_event(mapper.session_started())
+        try:
+            params = self.options.turn_params(session.id, prompt, str(session.workspace))
+            try:
+                started = await session.rpc.request("turn/start", params, timeout=self._timeout_s)
+            except RpcError as exc:
+                return _end(mapper, on_event, ErrorKind.TURN_FAILED, f"turn/start failed: {exc}")
+            except TimeoutError:
+                message = f"turn/start had no answer within {self._timeout_s:g} s"
+                return _end(mapper, on_event, ErrorKind.RESPONSE_TIMEOUT, message)
+            except ConnectionClosedError as exc:
+                return _end(mapper, on_event, ErrorKind.PORT_EXIT, _exited(exc))
+            mapper.turn_id = mapper.turn_id or as_str(
+                as_mapping(as_mapping(started).get("turn")).get("id")
+            )
+            while mapper.completed is None:
+                item = await active.inbox.get()
+                if item is None:
+                    closed = ConnectionClosedError(_process_story(session))
+                    return _end(mapper, on_event, ErrorKind.PORT_EXIT, _exited(closed))
+                for event in mapper.feed(*item):
+                    on_event(event)
+            await session.rpc.drain()  # in-flight tool calls answered before the turn returns
+        except asyncio.CancelledError as cancel:
+            reason = str(cancel.args[0]) if cancel.args else "turn cancelled"
+            await self._interrupt(session, active)
+            _end(mapper, on_event, ErrorKind.TURN_CANCELLED, reason)
+            raise
+        finally:
+            session.turn = None
+            session.usage = mapper.usage
+        events, result = mapper.finish()
+        for event in events:
+            on_event(event)
+        return result
+
+    async def _interrupt(self, session: CodexSession, active: _ActiveTurn) -> None:
+        """Ask Codex to stop the turn, and wait briefly for it to say so."""
+        mapper, rpc = active.mapper, session.rpc
+        if not mapper.turn_id or rpc is None or mapper.completed is not None:
+            return
+        try:
+            await rpc.request(
+                "turn/interrupt",
+                {"threadId": session.id, "turnId": mapper.turn_id},
+                timeout=INTERRUPT_REQUEST_TIMEOUT_S,
+            )
+            deadline = time.monotonic() + self.options.interrupt_wait_ms / 1000
+            while mapper.completed is None:
+                item = await asyncio.wait_for(active.inbox.get(), deadline - time.monotonic())
+                if item is None:
+                    return
+                for event in mapper.feed(*item):
+                    active.on_event(event)
+        except (RpcError, ConnectionClosedError, TimeoutError) as exc:
+            log.warning("codex did not confirm the interrupt of turn %s: %s", mapper.turn_id, exc)
+
+    # -- what the server sends -------------------------------------------
+
+    def _notified(self, session: CodexSession, method: str, params: Any) -> None:
+        data = as_mapping(params)
+        if method == "account/login/completed":
+            if session.login is not None and not session.login.done():
+                session.login.set_result(data)
+            return
+        item = as_mapping(data.get("item"))
+        if method == "item/started" and item.get("type") == "fileChange":
+            paths = [as_str(as_mapping(c).get("path")) for c in as_list(item.get("changes"))]
+            session.file_changes[as_str(item.get("id"))] = [p for p in paths if p]
+        elif method == "item/completed":
+            session.file_changes.pop(as_str(item.get("id")), None)
+        if session.turn is not None:
+            session.turn.inbox.put_nowait((method, params))
+        else:
+            log.debug("codex notification outside a turn: %s", method)
+
+    async def _requested(self, session: CodexSession, method: str, params: Any) -> Any:
+        data = as_mapping(params)
+        if method == "item/tool/call":
+            return await self._call_tool(session, data)
+        if method in ("item/commandExecution/requestApproval", "execCommandApproval"):
+            allowed = self._allowed([as_str(data.get("cwd")) or str(session.workspace)], session)
+            return _decision(method, allowed, session, f"command {as_str(data.get('command'))!r}")
+        if method in ("item/fileChange/requestApproval", "applyPatchApproval"):
+            paths = list(session.file_changes.get(as_str(data.get("itemId")), []))
+            paths += list(as_mapping(data.get("fileChanges")))  # the v1 request lists them
+            if data.get("grantRoot"):
+                paths.append(as_str(data.get("grantRoot")))
+            allowed = bool(paths) and self._allowed(paths, session)
+            return _decision(method, allowed, session, f"file change {', '.join(paths) or '?'}")
+        if method == "item/tool/requestUserInput":
+            if session.turn is not None:
+                session.turn.mapper.input_required = True
+                session.turn.on_event(
+                    session.turn.mapper.event(
+                        EventType.NOTIFICATION, "the agent asked for user input; none is available"
+                    )
+                )
+            raise RpcError(INPUT_REQUIRED, "no user can answer: this session runs unattended")
+        raise RpcError(METHOD_NOT_FOUND, f"{method} is not supported by this client")
+
+    def _allowed(self, paths: list[str], session: CodexSession) -> bool:
+        if self.options.approvals != "workspace":
+            return self.options.approvals == "accept"
+        return all(_inside(p, session) for p in paths)
+
+    async def _call_tool(self, session: CodexSession, data: Mapping[str, Any]) -> Any:
+        name = as_str(data.get("tool"))
+        turn = session.turn
+        tool = self.tools.get(name)
+        if tool is None:
+            if turn is not None:
+                turn.on_event(
+                    turn.mapper.event(
+                        EventType.UNSUPPORTED_TOOL_CALL,
+                        f"the agent called an unknown tool {name!r}",
+                        tool_name=name,
+                    )
+                )
+            return _tool_reply(ToolOutput(f"error: no tool named {name!r} is available", False))
+        started = time.monotonic()
+        try:
+            output = await tool.run(data.get("arguments"))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the tool's failure is the agent's information
+            output = ToolOutput(f"error: {type(exc).__name__}: {exc}", success=False)
+        if turn is not None:
+            turn.on_event(
+                turn.mapper.event(
+                    EventType.TOOL_RESULT,
+                    f"tool {name} {'succeeded' if output.success else 'failed'}"
+                    + ("" if output.success else f": {shorten(output.text, 200)}"),
+                    tool_name=name,
+                    tool_duration_ms=round((time.monotonic() - started) * 1000),
+                    tool_error=not output.success,
+                )
+            )
+        return _tool_reply(output)
+
+    # -- stop ------------------------------------------------------------
+
+    async def stop_session(self, session: Session) -> None:
+        if isinstance(session, CodexSession):
+            await self._shutdown(session)
+
+    async def _shutdown(self, session: CodexSession) -> None:
+        """Close stdin (the app-server exits on EOF), then stop the group."""
+        process = session.process
+        if process is None:
+            return
+        stdin = process.stdin
+        if stdin is not None and not stdin.is_closing():
+            with contextlib.suppress(OSError, RuntimeError):
+                stdin.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(process.wait()), STDIN_CLOSE_GRACE_S)
+        await process.stop()
+        if session.reader is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait({session.reader}, timeout=1.0)
+            session.reader.cancel()
+        if session.rpc is not None:
+            session.rpc.close("the session was stopped")
+            await session.rpc.aclose()
+
+
+async def _write_line(session: CodexSession, line: str) -> None:
+    process = session.process
+    stdin = process.stdin if process else None
+    if stdin is None or stdin.is_closing():
+        raise ConnectionClosedError("codex app-server's stdin is closed")
+    try:
+        stdin.write(line.encode() + b"\n")
+        await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError) as exc:
+        raise ConnectionClosedError(f"codex app-server's stdin is closed: {exc}") from None
+
+
+async def _read(session: CodexSession) -> None:
+    """Serve the app-server's output until it ends; then fail what waits on it."""
+    assert session.process is not None
+    assert session.rpc is not None
+    try:
+        await session.rpc.serve(session.process.lines())
+    finally:
+        session.rpc.close(_process_story(session))
+        if session.turn is not None:
+            session.turn.inbox.put_nowait(None)
+
+
+def _process_story(session: CodexSession) -> str:
+    process = session.process
+    if process is None:
+        return "codex app-server is not running"
+    tail = process.stderr_tail().strip().splitlines()
+    last = f": {shorten(tail[-1], 300)}" if tail else ""
+    status = f" (status {process.returncode})" if process.returncode is not None else ""
+    return f"codex app-server closed its output{status}{last}"
+
+
+def _exited(exc: ConnectionClosedError) -> str:
+    return f"{exc} (mid-turn)"
+
+
+def _end(mapper: TurnMapper, on_event: EventCallback, kind: ErrorKind, message: str) -> TurnResult:
+    events, result = mapper.fail(AgentError(kind, message))
+    for event in events:
+        on_event(event)
+    return result
+
+
+def _decision(method: str, allowed: bool, session: CodexSession, what: str) -> dict[str, str]:
+    """`accept`/`decline` (v2) or `approved`/`denied` (v1 requests)."""
+    if session.turn is not None:
+        verdict = "approved" if allowed else "declined"
+        session.turn.on_event(
+            session.turn.mapper.event(EventType.NOTIFICATION, f"{verdict} {what}")
+        )
+    if method in ("execCommandApproval", "applyPatchApproval"):
+        return {"decision": "approved" if allowed else "denied"}
+    return {"decision": "accept" if allowed else "decline"}
+
+
+def _inside(path: str, session: CodexSession) -> bool:
+    if not path:
+        return False
+    root = session.workspace
+    if session.ssh_host is not None:  # a remote path: lexical check only
+        candidate = PurePosixPath(os.path.normpath(str(root / path)))
+        return candidate == PurePosixPath(root) or PurePosixPath(root) in candidate.parents
+    resolved = (root / path).resolve()
+    real_root = root.resolve()
+    return resolved == real_root or real_root in resolved.parents
+
+
+def _tool_reply(output: ToolOutput) -> dict[str, Any]:
+    return {"contentItems": [{"type": "inputText", "text": output.text}], "success": output.success}
+
+
+def _thread_id(result: Any) -> str:
+    thread_id = as_str(as_mapping(as_mapping(result).get("thread")).get("id"))
+    if not thread_id:
+        raise RpcError(0, "the thread response carries no thread id")
+    return thread_id
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
+    return str(exc)
+
+
+def _rpc(session: CodexSession) -> JsonRpcConnection:
+    assert session.rpc is not None
+    return session.rpc

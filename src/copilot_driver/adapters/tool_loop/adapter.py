@@ -1,0 +1,197 @@
+"""The tool-loop adapter: the agent is this process, talking to a chat-completions API.
+
+There is no agent binary: each turn runs `loop.agentic_loop` against the
+configured OpenAI-compatible endpoint, with the four file tools confined to
+the workspace. The conversation lives in the session handle (the server
+keeps no state), so one adapter serves concurrent sessions.
+
+- start_session checks the workspace and spawns nothing; the session id is
+  `tool-loop-<uuid>`, or the id given to resume (the history is not stored
+  anywhere, so a resumed session starts with an empty conversation).
+- run_turn appends the prompt, runs the loop in a child task and maps its
+  events (see `events.py`). A turn the model never answered (the first
+  request failed, or was cancelled) leaves no trace in the conversation, so
+  a retry of the same prompt does not send it twice.
+- stop_session cancels a running turn's task: its HTTP request is closed,
+  the turn ends with `turn_cancelled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.session import (
+    AdapterConfig,
+    EventCallback,
+    Session,
+    TurnResult,
+)
+from copilot_driver.adapters.core.workspace import validate_workspace
+from copilot_driver.adapters.tool_loop.events import TurnEvents
+from copilot_driver.adapters.tool_loop.loop import (
+    DEFAULT_SYSTEM_PROMPT,
+    EmitCallback,
+    StreamEvent,
+    agentic_loop,
+)
+from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
+from copilot_driver.adapters.tool_loop.sandbox import resolve_root
+from copilot_driver.adapters.tool_loop.stream import ChatClient, Message
+from copilot_driver.adapters.tool_loop.tools import Toolbox
+
+log = logging.getLogger(__name__)
+
+KIND = "tool-loop"
+STOPPED = "the session was stopped"
+
+
+@dataclass(eq=False, kw_only=True)
+class ToolLoopSession(Session):
+    root: Path
+    """The workspace with symlinks resolved: every tool path must stay inside it."""
+    messages: list[Message] = field(default_factory=list)
+    """The conversation so far, sent whole with every request."""
+    turn_task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+class ToolLoopAdapter:
+    kind = KIND
+
+    def __init__(
+        self,
+        config: AdapterConfig | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.config = config or AdapterConfig()
+        self.options = ToolLoopOptions.from_mapping(self.config.options)
+        self._transport = transport
+        """None = the network; tests pass an `httpx.MockTransport`."""
+
+    def _api_key(self) -> str | None:
+        env = self.config.agent_environment()
+        # A key pasted from a file often carries a newline, which no header may hold.
+        return (env.get(self.options.api_key_env) or "").strip() or None
+
+    async def start_session(
+        self, workspace: str | Path, *, resume_session_id: str | None = None
+    ) -> ToolLoopSession:
+        if self.config.ssh is not None:
+            raise AgentError(
+                ErrorKind.INVALID_WORKSPACE_CWD,
+                "the tool-loop agent edits local files; worker.ssh_hosts is not supported",
+                retryable=False,
+            )
+        path = validate_workspace(workspace)
+        try:
+            root = resolve_root(path)
+        except (OSError, RuntimeError) as exc:
+            raise AgentError(
+                ErrorKind.INVALID_WORKSPACE_CWD,
+                f"the workspace {str(path)!r} cannot be resolved: {exc}",
+            ) from None
+        if resume_session_id:
+            log.info(
+                "tool-loop session %s resumed: its earlier conversation is not stored, "
+                "the model starts without it",
+                resume_session_id,
+            )
+        system = (
+            DEFAULT_SYSTEM_PROMPT
+            if self.options.system_prompt is None
+            else self.options.system_prompt
+        )
+        messages: list[Message] = [{"role": "system", "content": system}] if system else []
+        return ToolLoopSession(
+            workspace=path,
+            id=resume_session_id or f"tool-loop-{uuid.uuid4()}",
+            root=root,
+            messages=messages,
+        )
+
+    async def run_turn(
+        self, session: Session, prompt: str, *, on_event: EventCallback
+    ) -> TurnResult:
+        if not isinstance(session, ToolLoopSession):
+            raise TypeError(f"not a {KIND} session: {session!r}")
+        async with session.lock:
+            return await self._run_turn(session, prompt, on_event)
+
+    async def stop_session(self, session: Session) -> None:
+        if not isinstance(session, ToolLoopSession):
+            return
+        task = session.turn_task
+        if task is not None and not task.done():
+            task.cancel(STOPPED)
+            await asyncio.gather(task, return_exceptions=True)
+
+    # -- one turn --------------------------------------------------------
+
+    async def _run_turn(
+        self, session: ToolLoopSession, prompt: str, on_event: EventCallback
+    ) -> TurnResult:
+        options = self.options
+        mapper = TurnEvents(session.id, usage_before=session.usage, model=options.model)
+        for event in mapper.started(
+            f"tool-loop turn started in {session.workspace}: {options.model} at {options.base_url}"
+        ):
+            on_event(event)
+
+        def emit(item: StreamEvent) -> None:
+            for event in mapper.feed(item):
+                on_event(event)
+
+        before = len(session.messages)
+        session.messages.append({"role": "user", "content": prompt})
+        inner = asyncio.create_task(self._loop(session, emit))
+        session.turn_task = inner
+        try:
+            await inner
+        except asyncio.CancelledError as cancel:
+            ours = _cancelling(asyncio.current_task())
+            if not inner.done():
+                inner.cancel()
+                await asyncio.gather(inner, return_exceptions=True)
+            reason = str(cancel.args[0]) if cancel.args and cancel.args[0] else "turn cancelled"
+            for event in mapper.fail(AgentError(ErrorKind.TURN_CANCELLED, reason)):
+                on_event(event)
+            session.usage = mapper.usage
+            if ours:
+                raise  # our caller was cancelled: it must see it
+            assert mapper.result is not None
+            return mapper.result  # stopped by stop_session: the turn's outcome
+        finally:
+            session.turn_task = None
+            if len(session.messages) == before + 1:
+                # The model never answered: drop the prompt, so that running the
+                # turn again (a retry) does not send it twice.
+                session.messages.pop()
+        session.usage = mapper.usage
+        if mapper.result is None:  # the loop always ends with Done or Error; guard anyway
+            for event in mapper.fail(
+                AgentError(ErrorKind.TURN_FAILED, "the turn ended without an outcome")
+            ):
+                on_event(event)
+        assert mapper.result is not None
+        return mapper.result
+
+    async def _loop(self, session: ToolLoopSession, emit: EmitCallback) -> None:
+        options = self.options
+        toolbox = Toolbox(session.root, max_result_chars=options.max_tool_result_chars)
+        timeout = httpx.Timeout(options.request_timeout_ms / 1000)
+        async with httpx.AsyncClient(timeout=timeout, transport=self._transport) as http:
+            model = ChatClient(options, http, api_key=self._api_key())
+            await agentic_loop(
+                model, toolbox, session.messages, max_rounds=options.max_rounds, emit=emit
+            )
+
+
+def _cancelling(task: asyncio.Task[object] | None) -> bool:
+    return task is not None and task.cancelling() > 0

@@ -1,0 +1,362 @@
+"""The four file tools: what the model gets back, and what lands on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copilot_driver.adapters.tool_loop.sandbox import resolve_root
+from copilot_driver.adapters.tool_loop.tools import (
+    TOOL_DEFINITIONS,
+    TOOL_NAMES,
+    Toolbox,
+    ToolOutcome,
+    truncate,
+)
+
+LIMIT = 2_000
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "outside.txt").write_text("untouched\n")
+    return resolve_root(project)
+
+
+@pytest.fixture
+def box(root: Path) -> Toolbox:
+    return Toolbox(root, max_result_chars=LIMIT)
+
+
+def call(box: Toolbox, name: str, **arguments: Any) -> ToolOutcome:
+    return box.execute(name, json.dumps(arguments))
+
+
+# -- the schemas ----------------------------------------------------------------
+
+
+def test_four_tools_are_offered_with_json_schemas_naming_their_required_arguments() -> None:
+    assert TOOL_NAMES == ("read_file", "write_file", "edit_file", "list_directory")
+    required = {
+        d["function"]["name"]: d["function"]["parameters"]["required"] for d in TOOL_DEFINITIONS
+    }
+    assert required == {
+        "read_file": ["path"],
+        "write_file": ["path", "content"],
+        "edit_file": ["path", "old_str", "new_str"],
+        "list_directory": [],
+    }
+    assert all(d["type"] == "function" for d in TOOL_DEFINITIONS)
+
+
+# -- read_file --------------------------------------------------------------------
+
+
+def test_read_file_numbers_every_line(box: Toolbox, root: Path) -> None:
+    (root / "a.py").write_text("one\ntwo\n\nfour")
+    outcome = call(box, "read_file", path="a.py")
+    assert not outcome.is_error
+    assert outcome.result == "   1\tone\n   2\ttwo\n   3\t\n   4\tfour"
+
+
+def test_read_file_shows_a_line_range(box: Toolbox, root: Path) -> None:
+    (root / "a.txt").write_text("".join(f"line {n}\n" for n in range(1, 21)))
+    outcome = call(box, "read_file", path="a.txt", start_line=10, end_line=12)
+    assert outcome.result == "  10\tline 10\n  11\tline 11\n  12\tline 12"
+
+
+def test_read_file_past_the_end_is_an_error_naming_the_length(box: Toolbox, root: Path) -> None:
+    (root / "a.txt").write_text("x\ny\n")
+    outcome = call(box, "read_file", path="a.txt", start_line=5)
+    assert outcome.is_error
+    assert "has 2 lines" in outcome.result
+
+
+def test_read_file_of_a_long_file_stops_at_a_line_and_says_where_to_read_on(
+    box: Toolbox, root: Path
+) -> None:
+    (root / "big.txt").write_text("".join(f"{'x' * 50} {n}\n" for n in range(1, 1001)))
+    outcome = call(box, "read_file", path="big.txt")
+    assert len(outcome.result) <= LIMIT
+    last = outcome.result.splitlines()[-1]
+    assert last.startswith("[truncated: lines 1-")
+    assert "of 1000 shown" in last
+    next_line = int(last.rsplit("start_line=", 1)[1].rstrip("]"))
+    again = call(box, "read_file", path="big.txt", start_line=next_line)
+    assert again.result.startswith(f"{next_line:>4}\t")
+
+
+def test_read_file_of_one_huge_line_is_cut_with_a_note(box: Toolbox, root: Path) -> None:
+    (root / "min.js").write_text("y" * 10_000)
+    outcome = call(box, "read_file", path="min.js")
+    assert len(outcome.result) <= LIMIT
+    assert "more characters on this line" in outcome.result
+
+
+@pytest.mark.parametrize(
+    ("setup", "path", "expected"),
+    [
+        (lambda r: None, "missing.txt", "missing.txt does not exist"),
+        (lambda r: (r / "d").mkdir(), "d", "is a directory; use list_directory"),
+        (lambda r: (r / "b.bin").write_bytes(b"\x00\x01\x02"), "b.bin", "binary file"),
+    ],
+)
+def test_read_file_errors_say_what_is_wrong(
+    box: Toolbox, root: Path, setup: Any, path: str, expected: str
+) -> None:
+    setup(root)
+    outcome = call(box, "read_file", path=path)
+    assert outcome.is_error
+    assert outcome.result.startswith("error: ")
+    assert expected in outcome.result
+
+
+def test_read_file_of_an_empty_file_says_so(box: Toolbox, root: Path) -> None:
+    (root / "e.txt").write_text("")
+    assert call(box, "read_file", path="e.txt").result == "(e.txt is empty)"
+
+
+# -- write_file ---------------------------------------------------------------------
+
+
+def test_write_file_creates_missing_directories_and_reports_the_modification(
+    box: Toolbox, root: Path
+) -> None:
+    outcome = call(box, "write_file", path="src/pkg/new.py", content="a = 1\nb = 2\n")
+    assert not outcome.is_error
+    assert outcome.modified == "src/pkg/new.py"
+    assert outcome.result == "created src/pkg/new.py: 2 lines, 12 bytes"
+    assert (root / "src" / "pkg" / "new.py").read_text() == "a = 1\nb = 2\n"
+
+
+def test_write_file_replaces_a_file_byte_for_byte(box: Toolbox, root: Path) -> None:
+    (root / "w.txt").write_text("old")
+    outcome = call(box, "write_file", path="w.txt", content="crlf\r\nkept é")
+    assert outcome.result.startswith("replaced w.txt")
+    assert (root / "w.txt").read_bytes() == "crlf\r\nkept é".encode()
+
+
+def test_write_file_onto_a_directory_is_an_error(box: Toolbox, root: Path) -> None:
+    (root / "d").mkdir()
+    outcome = call(box, "write_file", path="d", content="x")
+    assert outcome.is_error
+    assert outcome.modified is None
+
+
+def test_write_file_under_a_file_is_an_error_naming_it_relative_to_the_root(
+    box: Toolbox, root: Path
+) -> None:
+    (root / "f").write_text("x")
+    outcome = call(box, "write_file", path="f/inner.txt", content="x")
+    assert outcome.is_error
+    assert outcome.result == "error: Not a directory: f/inner.txt"
+    assert str(root) not in outcome.result
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("read_file", {"path": "pipe"}),
+        ("write_file", {"path": "pipe", "content": "x"}),
+        ("edit_file", {"path": "pipe", "old_str": "a", "new_str": "b"}),
+    ],
+)
+def test_a_fifo_is_refused_instead_of_blocking_the_tool(
+    box: Toolbox, root: Path, name: str, arguments: dict[str, Any]
+) -> None:
+    os.mkfifo(root / "pipe")
+    outcome = call(box, name, **arguments)
+    assert outcome.is_error
+    assert "not a regular file" in outcome.result
+
+
+@pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "link/outside.txt", "a\x00b"])
+def test_write_file_never_writes_outside_the_root(
+    box: Toolbox, root: Path, tmp_path: Path, path: str
+) -> None:
+    (root / "link").symlink_to(tmp_path)
+    outcome = call(box, "write_file", path=path, content="pwned")
+    assert outcome.is_error
+    assert (tmp_path / "outside.txt").read_text() == "untouched\n"
+
+
+def test_write_file_through_a_dangling_symlink_out_creates_nothing(
+    box: Toolbox, root: Path, tmp_path: Path
+) -> None:
+    (root / "trap").symlink_to(tmp_path / "created-outside.txt")
+    outcome = call(box, "write_file", path="trap", content="pwned")
+    assert outcome.is_error
+    assert "outside the project root" in outcome.result
+    assert not (tmp_path / "created-outside.txt").exists()
+
+
+# -- edit_file ----------------------------------------------------------------------
+
+
+def test_edit_file_with_exactly_one_match_replaces_it(box: Toolbox, root: Path) -> None:
+    (root / "m.py").write_text("def f():\n    return 1\n")
+    outcome = call(box, "edit_file", path="m.py", old_str="return 1", new_str="return 2")
+    assert not outcome.is_error
+    assert outcome.modified == "m.py"
+    assert outcome.result == "edited m.py: replaced 1 match at line 2"
+    assert (root / "m.py").read_text() == "def f():\n    return 2\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "old_str", "expected"),
+    [
+        # the count, and how to recover
+        ("x = 1\n", "y = 1", ["was not found in m.py (0 matches)", "read_file"]),
+        # the count and the lines
+        (
+            "x = 1\ny = 2\nx = 1\n",
+            "x = 1",
+            ["occurs 2 times in m.py (at lines 1, 3)", "exactly once"],
+        ),
+    ],
+    ids=["zero-matches", "two-matches"],
+)
+def test_edit_file_without_exactly_one_match_is_an_error_saying_why_and_changes_nothing(
+    box: Toolbox, root: Path, text: str, old_str: str, expected: list[str]
+) -> None:
+    (root / "m.py").write_text(text)
+    outcome = call(box, "edit_file", path="m.py", old_str=old_str, new_str="z = 3")
+    assert outcome.is_error
+    assert outcome.modified is None
+    for fragment in expected:
+        assert fragment in outcome.result
+    assert (root / "m.py").read_text() == text
+
+
+def test_edit_file_counts_overlapping_matches_as_ambiguous(box: Toolbox, root: Path) -> None:
+    (root / "a.txt").write_text("aaa")
+    outcome = call(box, "edit_file", path="a.txt", old_str="aa", new_str="b")
+    assert outcome.is_error
+    assert "occurs 2 times" in outcome.result
+
+
+def test_edit_file_matches_lf_text_against_a_crlf_file(box: Toolbox, root: Path) -> None:
+    (root / "w.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    outcome = call(box, "edit_file", path="w.txt", old_str="one\ntwo", new_str="1\n2")
+    assert not outcome.is_error, outcome.result
+    assert (root / "w.txt").read_bytes() == b"1\r\n2\r\nthree\r\n"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"path": "m.py", "old_str": "", "new_str": "x"}, "old_str is empty"),
+        ({"path": "m.py", "old_str": "x", "new_str": "x"}, "nothing would change"),
+        ({"path": "m.py", "old_str": "x"}, "new_str argument is missing"),
+        ({"path": "m.py", "old_str": 1, "new_str": "x"}, "not a string"),
+        ({"path": "nope.py", "old_str": "x", "new_str": "y"}, "use write_file to create it"),
+    ],
+)
+def test_edit_file_argument_errors_are_explained(
+    box: Toolbox, root: Path, arguments: dict[str, Any], expected: str
+) -> None:
+    (root / "m.py").write_text("x\n")
+    outcome = box.execute("edit_file", json.dumps(arguments))
+    assert outcome.is_error
+    assert expected in outcome.result
+
+
+def test_edit_file_refuses_a_file_that_is_not_utf8(box: Toolbox, root: Path) -> None:
+    (root / "latin1.txt").write_bytes("café".encode("latin-1"))
+    outcome = call(box, "edit_file", path="latin1.txt", old_str="caf", new_str="x")
+    assert outcome.is_error
+    assert "not UTF-8" in outcome.result
+    assert (root / "latin1.txt").read_bytes() == "café".encode("latin-1")
+
+
+def test_edit_file_through_a_symlink_out_leaves_the_outside_file_alone(
+    box: Toolbox, root: Path, tmp_path: Path
+) -> None:
+    (root / "out").symlink_to(tmp_path / "outside.txt")
+    outcome = call(box, "edit_file", path="out", old_str="untouched", new_str="pwned")
+    assert outcome.is_error
+    assert (tmp_path / "outside.txt").read_text() == "untouched\n"
+
+
+# -- list_directory -------------------------------------------------------------------
+
+
+def test_list_directory_is_sorted_and_marks_directories(box: Toolbox, root: Path) -> None:
+    (root / "zeta.txt").write_text("")
+    (root / "alpha").mkdir()
+    (root / "beta.py").write_text("")
+    (root / "alpha" / "inner.txt").write_text("")
+    assert call(box, "list_directory").result == "alpha/\nbeta.py\nzeta.txt"
+    assert call(box, "list_directory", path="alpha").result == "inner.txt"
+
+
+def test_list_directory_of_an_empty_or_missing_directory(box: Toolbox, root: Path) -> None:
+    (root / "empty").mkdir()
+    assert call(box, "list_directory", path="empty").result == "(empty is an empty directory)"
+    missing = call(box, "list_directory", path="missing")
+    assert missing.is_error
+    assert "missing does not exist" in missing.result
+
+
+def test_list_directory_outside_the_root_is_refused(box: Toolbox, root: Path) -> None:
+    outcome = call(box, "list_directory", path="..")
+    assert outcome.is_error
+    assert "'..'" in outcome.result
+
+
+def test_a_listing_over_the_limit_is_truncated_with_a_note(box: Toolbox, root: Path) -> None:
+    for n in range(400):
+        (root / f"file-{n:04}.txt").write_text("")
+    outcome = call(box, "list_directory")
+    assert len(outcome.result) <= LIMIT
+    assert "[truncated:" in outcome.result
+    assert "characters not shown" in outcome.result
+
+
+# -- the dispatcher ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("read_file", '{"path": "a.txt"', "not valid JSON"),
+        ("read_file", '["a.txt"]', "must be a JSON object"),
+        ("read_file", "{}", "path argument is missing"),
+        ("delete_file", '{"path": "a.txt"}', "unknown tool 'delete_file'"),
+        ("read_file", '{"path": "a.txt", "start_line": 0}', "start_line must be an integer"),
+    ],
+)
+def test_bad_calls_become_error_results_never_exceptions(
+    box: Toolbox, name: str, arguments: str, expected: str
+) -> None:
+    outcome = box.execute(name, arguments)
+    assert outcome.is_error
+    assert outcome.result.startswith("error: ")
+    assert expected in outcome.result
+
+
+def test_empty_arguments_mean_no_arguments(box: Toolbox, root: Path) -> None:
+    (root / "x").write_text("")
+    assert box.execute("list_directory", "").result == "x"
+
+
+@given(text=st.text(max_size=3000), limit=st.integers(min_value=200, max_value=2500))
+def test_truncate_keeps_a_result_within_its_limit_and_says_how_much_was_cut(
+    text: str, limit: int
+) -> None:
+    cut = truncate(text, limit)
+    assert len(cut) <= limit
+    if len(text) <= limit:
+        assert cut == text
+    else:
+        kept = cut.split("\n[truncated: ", 1)[0]
+        assert text.startswith(kept)
+        assert f"{len(text) - len(kept)} of {len(text)} characters not shown" in cut

@@ -20,7 +20,7 @@ export COPILOT_CLI_PATH := $(abspath $(COPILOT_CLI))
 export XDG_CACHE_HOME := $(abspath .cache/xdg)
 export CODEX_PATH := $(abspath $(CODEX))
 
-.PHONY: setup test demo compliance lint clean
+.PHONY: setup test demo compliance bench lint clean
 
 setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT)
 
@@ -60,9 +60,13 @@ demo: setup
 compliance: setup
 	$(BIN)/python -m pytest compliance -p no:cacheprovider --report-dir . $(if $(DRIVER),--driver "$(DRIVER)")
 
+# Speed and memory of the driver on the real runtime (BENCH_ARGS="--runs 20 --driver 'node ref.cjs'").
+bench: setup
+	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
+
 lint: setup
-	$(BIN)/ruff check src tests compliance
-	$(BIN)/ruff format --check src tests compliance
+	$(BIN)/ruff check src tests compliance benchmarks
+	$(BIN)/ruff format --check src tests compliance benchmarks
 	$(BIN)/mypy
 
 clean:

@@ -1,7 +1,5 @@
 """`python -m copilot_driver`: the standalone driver."""
 
-import sys
+from copilot_driver.cli import run
 
-from copilot_driver.cli import main
-
-sys.exit(main())
+run()

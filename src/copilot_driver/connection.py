@@ -3,16 +3,44 @@
 Importing the SDK costs most of a second, so it happens here, after the
 configuration has been validated (the CLI never imports this module for a
 run that fails validation).
+
+Two adaptations to the SDK's TCP transport live here, and only here. They
+target github-copilot-sdk 1.0.27 (`SDK_VERSION_ADAPTED`); both defects are
+written up in docs/sdk-defects.md, and tests/e2e/test_connection_e2e.py fails
+when either stops applying (the SDK changed its transport), so they are
+removed rather than silently left behind:
+
+- `TCP_NODELAY`: the SDK writes each JSON-RPC frame's header and body in two
+  writes; with Nagle's algorithm and delayed ACKs every request then waits
+  ~40 ms for the peer's ACK. The option is set as soon as the socket exists,
+  before the protocol handshake.
+- `release_transport`: `CopilotClient.stop()` joins its reader thread (1 s
+  timeout) before it closes the socket that thread is blocked reading, so
+  every exit paid a second. Shutting the socket down first (once the session
+  disconnect is acknowledged) ends the read at once.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+import logging
+import socket
+from typing import TYPE_CHECKING, Any
 
 from copilot_driver.config import DriverConfig
 
 if TYPE_CHECKING:
     from copilot import CopilotClient
+
+SDK_VERSION_ADAPTED = "1.0.27"
+
+log = logging.getLogger(__name__)
+
+
+def transport_socket(client: Any) -> socket.socket | None:
+    """The TCP socket under a connected SDK client (a private SDK attribute)."""
+    sock = getattr(getattr(client, "_process", None), "_socket", None)
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def create_client(config: DriverConfig) -> CopilotClient:
@@ -23,10 +51,32 @@ def create_client(config: DriverConfig) -> CopilotClient:
     """
     from copilot import CopilotClient, RuntimeConnection
 
-    return CopilotClient(
+    class _Client(CopilotClient):
+        async def _connect_via_tcp(self) -> None:
+            await super()._connect_via_tcp()
+            sock = transport_socket(self)
+            if sock is None:
+                log.debug("no TCP socket found under the SDK client: TCP_NODELAY not set")
+                return
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    return _Client(
         connection=RuntimeConnection.for_uri(
             config.sdk_uri, connection_token=config.connection_token
         ),
         working_directory=str(config.working_directory),
         log_level=config.log_level,
     )
+
+
+def release_transport(client: Any) -> None:
+    """Shut the client's socket down so `stop()` does not wait on its reader.
+
+    Call only when nothing more is expected from the sidecar (after the
+    session disconnect was acknowledged, or when giving up on it).
+    """
+    sock = transport_socket(client)
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):  # already closed or reset: nothing to release
+        sock.shutdown(socket.SHUT_RDWR)

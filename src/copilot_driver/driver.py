@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from copilot_driver.config import DriverConfig
-from copilot_driver.connection import create_client
+from copilot_driver.connection import create_client, release_transport
 from copilot_driver.events import EventsSink
 from copilot_driver.failures import describe_failure
 from copilot_driver.logs import DriverLog, configure_logging
@@ -311,6 +311,7 @@ class Lifecycle:
             )
         await asyncio.to_thread(self.sink.close, EVENTS_CLOSE_TIMEOUT_S)
         if client is not None:
+            release_transport(client)  # see connection.py: stop() would wait 1 s on its reader
             await self._bounded("stop the client", client.stop(), STOP_TIMEOUT_S)
 
     async def _bounded(self, what: str, step: Awaitable[Any], timeout: float) -> None:

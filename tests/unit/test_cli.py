@@ -236,3 +236,27 @@ def test_config_error_masks_a_token_echoed_in_repr_form(
     err = capsys.readouterr().err
     assert any("COPILOT_SDK_URI is invalid" in line for line in _error_lines(err))
     assert "Zq9-canary" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "stream", "expected"),
+    [
+        (["--version"], 0, "stdout", "copilot-driver "),
+        (["--help"], 0, "stdout", "GH_AW_PROMPT"),
+        ([], 2, "stderr", "error"),
+    ],
+)
+def test_the_process_entry_point_flushes_before_leaving(
+    args: list[str], code: int, stream: str, expected: str
+) -> None:
+    """`run()` leaves with os._exit: what was written to a pipe must still arrive."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "copilot_driver", *args],
+        env={"PATH": os.environ.get("PATH", "")},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert completed.returncode == code
+    assert expected in getattr(completed, stream)

@@ -1,0 +1,373 @@
+"""`make bench`: how fast the driver is, measured on the real runtime.
+
+One real Copilot CLI sidecar and the scripted model serve every run. For
+each driver command (this project's, plus any `--driver "CMD"`), runs are
+interleaved (driver A, driver B, A, B, ...) so ratios hold on a noisy
+machine, after `--warmup` unmeasured rounds. Reported as medians with the
+spread (min-max):
+
+- whole-process wall time of a plain turn and of a one-tool turn;
+- after the SDK import: wall time minus the median cost of starting Python
+  and importing the SDK (`python -c "import copilot"`), this project only;
+- the lifecycle phases, from the driver's own log timestamps;
+- peak RSS of the driver process (`wait4` rusage, what `/usr/bin/time -v` reports);
+- the exit time of a configuration error;
+- the events sink: events per second for 100k synthetic events, and the
+  memory it holds meanwhile;
+- permission decisions per second (a three-segment shell command, a write,
+  an MCP tool); the target is checked on the slowest kind.
+
+Prints a markdown table; `--json FILE` also writes every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tracemalloc
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from copilot_driver.events import EventsSink
+from copilot_driver.permissions.config import PermissionConfig
+from copilot_driver.permissions.policy import Policy
+from copilot_driver.redaction import Redactor
+from copilot_driver.testing import (
+    Reply,
+    Rule,
+    Script,
+    ScriptedModelServer,
+    ToolCall,
+    driver_environment,
+    start_test_sidecar,
+)
+
+OURS = "copilot-driver"
+PHASES = ("connection.start", "client.started", "session.created", "prompt.dispatched")
+SCRIPT = Script(
+    rules=(
+        Rule(
+            "RUNTOOL",
+            (
+                Reply(
+                    tool_calls=(ToolCall("bash", {"command": "echo bench", "description": "echo"}),)
+                ),
+                Reply(text="done"),
+            ),
+        ),
+    ),
+    default=Reply(text="Hello from the scripted model."),
+)
+TARGETS = {
+    "plain_wall_ms": ("<=", 1000.0),
+    "after_import_ms": ("<=", 195.0),
+    "config_error_ms": ("<=", 100.0),
+    "peak_rss_mb": ("<=", 80.0),
+    "sink_events_per_s": (">=", 50_000.0),
+    "decision_us": ("<", 50.0),
+}
+
+
+def _run(argv: Sequence[str], env: dict[str, str], timeout: float = 120) -> dict[str, Any]:
+    """Run once: wall time, peak RSS (from wait4), exit code, stderr."""
+    spawned_at = time.time()
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    out: dict[str, str] = {}
+
+    def drain(name: str, stream: Any) -> None:
+        out[name] = stream.read()
+
+    readers = [
+        threading.Thread(target=drain, args=(name, stream))
+        for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    for reader in readers:
+        reader.join(timeout)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return {
+        "wall_ms": wall * 1000,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "exit_code": process.returncode,
+        "stderr": out.get("stderr", ""),
+        "spawned_at": spawned_at,
+    }
+
+
+def _phases(stderr: str, spawned_at: float) -> dict[str, float]:
+    """Milliseconds from the process's spawn to each lifecycle entry and to the last one."""
+    stamps: dict[str, datetime] = {}
+    last: datetime | None = None
+    for line in stderr.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            entry = json.loads(line)
+            stamp = datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
+        except (ValueError, KeyError):
+            continue
+        stamps.setdefault(entry.get("event", ""), stamp)
+        last = stamp
+    if last is None:
+        return {}
+    phases = {
+        name: (stamps[name].timestamp() - spawned_at) * 1000 for name in PHASES if name in stamps
+    }
+    phases["last entry"] = (last.timestamp() - spawned_at) * 1000
+    return phases
+
+
+def _summary(values: Sequence[float]) -> dict[str, float]:
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "n": len(values),
+    }
+
+
+def bench_sink(events: int = 100_000) -> dict[str, float]:
+    """The events sink on a synthetic stream: throughput and memory held."""
+
+    class Event:
+        def __init__(self, index: int) -> None:
+            self.type = "tool.execution_partial_result"
+            self.ephemeral = False
+            self._index = index
+
+        def to_dict(self) -> dict[str, Any]:
+            return {
+                "type": self.type,
+                "id": f"evt-{self._index}",
+                "timestamp": "2026-11-21T00:00:00.000Z",
+                "data": {"toolCallId": "call-1", "partialOutput": f"line {self._index}\n"},
+            }
+
+    def feed(traced: bool) -> tuple[float, int, float]:
+        with tempfile.TemporaryDirectory() as folder:
+            sink = EventsSink(Path(folder), Redactor(["not-in-the-stream-secret"]))
+            sink.attach("bench-session")
+            if traced:
+                tracemalloc.start()
+            started = time.perf_counter()
+            for index in range(events):
+                sink.handle(Event(index))  # type: ignore[arg-type]
+            sink.close(60)
+            elapsed = time.perf_counter() - started
+            peak = tracemalloc.get_traced_memory()[1] if traced else 0
+            tracemalloc.stop()
+            return elapsed, sink.lines_written, peak
+
+    elapsed, written, _ = feed(traced=False)  # throughput, untraced
+    _, _, peak = feed(traced=True)  # memory held (tracing slows it down)
+    return {
+        "events": events,
+        "written": written,
+        "events_per_s": events / elapsed,
+        "peak_traced_mb": peak / 1024 / 1024,
+    }
+
+
+def bench_policy(rounds: int = 20_000) -> dict[str, float]:
+    config = PermissionConfig(allowed_tools=("shell(git:*)", "shell(ls)", "write", "github"))
+    policy = Policy(config)
+    requests: list[dict[str, Any]] = [
+        {"kind": "shell", "fullCommandText": "git status && ls -la | git log --oneline",
+         "commands": [{"identifier": "git"}, {"identifier": "ls"}, {"identifier": "git"}]},
+        {"kind": "write", "fileName": "src/app.py"},
+        {"kind": "mcp", "serverName": "github", "toolName": "list_issues"},
+    ]  # fmt: skip
+    per_kind: dict[str, float] = {}
+    for request in requests:
+        policy.decide(request)  # warm caches
+        started = time.perf_counter()
+        for _ in range(rounds):
+            policy.decide(request)
+        per_kind[str(request["kind"])] = (time.perf_counter() - started) / rounds * 1e6
+    worst = max(per_kind.values())
+    return {
+        "decisions_per_s": 1e6 * len(per_kind) / sum(per_kind.values()),
+        "decision_us": worst,
+        **{f"{kind}_us": value for kind, value in per_kind.items()},
+    }
+
+
+def _median_ms(argv: Sequence[str], env: dict[str, str], runs: int) -> dict[str, float]:
+    return _summary([_run(argv, env)["wall_ms"] for _ in range(runs)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=12)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument(
+        "--driver", action="append", default=[], metavar="CMD",
+        help="another driver command to time alongside (e.g. 'node ref/driver.cjs')",
+    )  # fmt: skip
+    parser.add_argument("--json", type=Path, default=Path("bench-results.json"))
+    args = parser.parse_args(argv)
+
+    drivers: dict[str, list[str]] = {OURS: [sys.executable, "-m", "copilot_driver"]}
+    for command in args.driver:
+        drivers[command] = shlex.split(command)
+    results: dict[str, Any] = {
+        "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+        "runs": args.runs, "warmup": args.warmup, "drivers": {},
+    }  # fmt: skip
+
+    with tempfile.TemporaryDirectory(prefix="copilot-bench-") as folder:
+        work = Path(folder)
+        with ScriptedModelServer(SCRIPT) as model:
+            sidecar = start_test_sidecar(work, model_base_url=model.base_url)
+            try:
+                samples = _drive(drivers, sidecar, model, work, args.runs, args.warmup)
+                env = driver_environment(
+                    prompt_file=work / "missing-prompt.md", sdk_uri="", token="",
+                    model_base_url=None, state_dir=work / "state",
+                )  # fmt: skip
+                config_error = _median_ms(drivers[OURS], env, args.runs)
+            finally:
+                sidecar.stop()
+        plain_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+        import_only = _median_ms([sys.executable, "-c", "import copilot"], plain_env, args.runs)
+        interpreter = _median_ms([sys.executable, "-c", "pass"], plain_env, args.runs)
+
+    for name, runs in samples.items():
+        entry: dict[str, Any] = {}
+        for turn in ("plain", "tool"):
+            measured = runs[turn]
+            failures = [r for r in measured if r["exit_code"] != 0]
+            entry[turn] = {
+                "wall_ms": _summary([r["wall_ms"] for r in measured]),
+                "rss_mb": _summary([r["rss_mb"] for r in measured]),
+                "failures": len(failures),
+            }
+            phases = [_phases(r["stderr"], r["spawned_at"]) for r in measured]
+            keys = sorted(
+                {k for p in phases for k in p}, key=lambda k: min(p.get(k, 1e9) for p in phases)
+            )
+            entry[turn]["phases_ms"] = {k: _summary([p[k] for p in phases if k in p]) for k in keys}
+        results["drivers"][name] = entry
+    ours = results["drivers"][OURS]
+    results["import_copilot_ms"] = import_only
+    results["interpreter_ms"] = interpreter
+    results["after_import_ms"] = ours["plain"]["wall_ms"]["median"] - import_only["median"]
+    results["config_error_ms"] = config_error
+    results["sink"] = bench_sink()
+    results["policy"] = bench_policy()
+    results["targets"] = _check_targets(results)
+    args.json.write_text(json.dumps(results, indent=2) + "\n")
+    print(_markdown(results))
+    return 0
+
+
+def _drive(
+    drivers: dict[str, list[str]],
+    sidecar: Any,
+    model: ScriptedModelServer,
+    work: Path,
+    runs: int,
+    warmup: int,
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    samples: dict[str, dict[str, list[dict[str, Any]]]] = {
+        name: {"plain": [], "tool": []} for name in drivers
+    }
+    counter = 0
+    for round_number in range(warmup + runs):
+        for name, argv in drivers.items():
+            for turn, prompt in (("plain", "say hello"), ("tool", "please RUNTOOL now")):
+                counter += 1
+                prompt_file = work / f"prompt-{counter}.md"
+                prompt_file.write_text(prompt)
+                env = driver_environment(
+                    prompt_file=prompt_file, sdk_uri=sidecar.uri, token=sidecar.token,
+                    model_base_url=model.base_url, state_dir=work / "state",
+                    workspace=work,
+                )  # fmt: skip
+                result = _run(argv, env)
+                if round_number >= warmup:
+                    samples[name][turn].append(result)
+    return samples
+
+
+def _check_targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    ours = results["drivers"][OURS]["plain"]
+    measured = {
+        "plain_wall_ms": ours["wall_ms"]["median"],
+        "after_import_ms": results["after_import_ms"],
+        "config_error_ms": results["config_error_ms"]["median"],
+        "peak_rss_mb": max(results["drivers"][OURS][t]["rss_mb"]["max"] for t in ("plain", "tool")),
+        "sink_events_per_s": results["sink"]["events_per_s"],
+        "decision_us": results["policy"]["decision_us"],
+    }
+    checked = {}
+    for name, value in measured.items():
+        op, bound = TARGETS[name]
+        met = value <= bound if op == "<=" else value >= bound if op == ">=" else value < bound
+        checked[name] = {"value": value, "target": f"{op} {bound:g}", "met": met}
+    return checked
+
+
+def _fmt(summary: dict[str, float], unit: str = "ms") -> str:
+    return f"{summary['median']:.0f} {unit} ({summary['min']:.0f}-{summary['max']:.0f})"
+
+
+def _markdown(results: dict[str, Any]) -> str:
+    lines = [
+        f"Medians of {results['runs']} runs after {results['warmup']} warm-up rounds "
+        f"(min-max); Python {results['machine']['python']}, {results['machine']['cpus']} CPUs.",
+        "",
+        "| driver | plain turn | one-tool turn | peak RSS | failures |",
+        "|---|---|---|---|---|",
+    ]
+    for name, entry in results["drivers"].items():
+        failures = entry["plain"]["failures"] + entry["tool"]["failures"]
+        rss = max(entry[t]["rss_mb"]["max"] for t in ("plain", "tool"))
+        lines.append(
+            f"| `{name}` | {_fmt(entry['plain']['wall_ms'])} | {_fmt(entry['tool']['wall_ms'])} "
+            f"| {rss:.0f} MB | {failures} |"
+        )
+    phases = results["drivers"][OURS]["plain"]["phases_ms"]
+    lines += [
+        "",
+        f"Lifecycle of `{OURS}` (plain turn, ms after the process was spawned, from its log): "
+        + ", ".join(f"{name} {summary['median']:.0f}" for name, summary in phases.items()),
+        f"Python start {results['interpreter_ms']['median']:.0f} ms; "
+        f"`import copilot` (with start) {results['import_copilot_ms']['median']:.0f} ms.",
+        "",
+        "| target | measured | bound | met |",
+        "|---|---|---|---|",
+    ]
+    for name, check in results["targets"].items():
+        met = "yes" if check["met"] else "NO"
+        lines.append(f"| {name} | {check['value']:.1f} | {check['target']} | {met} |")
+    sink, policy = results["sink"], results["policy"]
+    lines.append(
+        f"\nEvents sink: {sink['events_per_s']:.0f} events/s for {sink['events']} events "
+        f"({sink['written']} written), {sink['peak_traced_mb']:.1f} MB peak traced; "
+        f"policy: {policy['decisions_per_s']:.0f} decisions/s (shell {policy['shell_us']:.1f} us, "
+        f"write {policy['write_us']:.1f} us, mcp {policy['mcp_us']:.1f} us)."
+    )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

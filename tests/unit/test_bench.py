@@ -1,0 +1,72 @@
+"""The benchmark's own logic (no timing asserted: speed lives in `make bench`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+BENCH = Path(__file__).parents[2] / "benchmarks" / "bench.py"
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench", BENCH)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_phases_are_read_from_the_driver_log_relative_to_the_spawn() -> None:
+    bench = _bench()
+    spawned = 1_795_000_000.0
+    log = "\n".join(
+        [
+            "not json",
+            json.dumps({"event": "connection.start", "timestamp": "2026-11-18T11:06:40.070Z"}),
+            json.dumps({"event": "client.started", "timestamp": "2026-11-18T11:06:40.800Z"}),
+            json.dumps({"event": "session.completed", "timestamp": "2026-11-18T11:06:41.000Z"}),
+        ]
+    )
+    phases = bench._phases(log, spawned)
+    assert round(phases["connection.start"]) == 70
+    assert round(phases["client.started"]) == 800
+    assert round(phases["last entry"]) == 1000
+
+
+def test_the_sink_benchmark_writes_every_event() -> None:
+    result = _bench().bench_sink(2_000)
+    assert result["written"] == 2_000
+    assert result["events_per_s"] > 0
+
+
+def test_the_policy_benchmark_decides() -> None:
+    result = _bench().bench_policy(100)
+    assert result["decisions_per_s"] > 0
+
+
+def test_targets_are_checked_against_their_bounds() -> None:
+    bench = _bench()
+
+    def summary(value: float) -> dict[str, float]:
+        return {"median": value, "min": value, "max": value, "n": 1}
+
+    run: dict[str, Any] = {"wall_ms": summary(900), "rss_mb": summary(90), "failures": 0}
+    results: dict[str, Any] = {
+        "drivers": {bench.OURS: {"plain": run, "tool": run}},
+        "after_import_ms": 150.0,
+        "config_error_ms": summary(40),
+        "sink": {"events_per_s": 60_000.0},
+        "policy": {"decision_us": 60.0},
+    }
+    checked = bench._check_targets(results)
+    assert checked["plain_wall_ms"]["met"]
+    assert checked["after_import_ms"]["met"]
+    assert not checked["peak_rss_mb"]["met"]
+    assert checked["sink_events_per_s"]["met"]
+    assert not checked["decision_us"]["met"]

@@ -1,0 +1,49 @@
+"""The connection boundary's transport helpers, on real sockets (no sidecar)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from types import SimpleNamespace
+
+from copilot_driver.connection import release_transport, transport_socket
+
+
+def _pair() -> tuple[socket.socket, socket.socket]:
+    server = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(server.getsockname())
+    accepted, _ = server.accept()
+    server.close()
+    return client, accepted
+
+
+def test_transport_socket_finds_the_sdk_socket_or_nothing() -> None:
+    client, peer = _pair()
+    try:
+        assert transport_socket(SimpleNamespace(_process=SimpleNamespace(_socket=client))) is client
+        assert transport_socket(SimpleNamespace(_process=None)) is None
+        assert transport_socket(SimpleNamespace(_process=SimpleNamespace(_socket="x"))) is None
+        assert transport_socket(object()) is None
+    finally:
+        client.close()
+        peer.close()
+
+
+def test_release_transport_wakes_a_blocked_reader_and_tolerates_repeats() -> None:
+    client, peer = _pair()
+    holder = SimpleNamespace(_process=SimpleNamespace(_socket=client))
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(client.recv(10)))
+    reader.start()
+    try:
+        release_transport(holder)
+        reader.join(5)
+        assert not reader.is_alive()
+        assert received == [b""]  # the read ended, as at the end of the stream
+        assert peer.recv(10) == b""  # and the peer saw the connection close
+        release_transport(holder)  # a second release is harmless
+        client.close()
+        release_transport(holder)  # so is one after the socket was closed
+    finally:
+        client.close()
+        peer.close()

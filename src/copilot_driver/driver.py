@@ -24,6 +24,7 @@ from copilot_driver.config import DriverConfig
 from copilot_driver.connection import create_client, release_transport
 from copilot_driver.events import EventsSink
 from copilot_driver.failures import describe_failure
+from copilot_driver.liveness import SidecarWatchdog
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.handler import (
     DenialGuard,
@@ -72,6 +73,10 @@ class ToolDenialsExceededError(StopRequestedError):
         self.threshold = threshold
 
 
+class SidecarLostError(StopRequestedError):
+    """The sidecar died, froze or became unreachable while the run waited on it."""
+
+
 class StopRequests:
     """Stop signals and the denials guard as one event every step is raced against."""
 
@@ -88,6 +93,9 @@ class StopRequests:
 
     def trip_guard(self, count: int, threshold: int) -> None:
         self._stop(ToolDenialsExceededError(count, threshold))
+
+    def lose_sidecar(self, message: str) -> None:
+        self._stop(SidecarLostError(message))
 
     def _stop(self, reason: StopRequestedError) -> None:
         if self.reason is None:  # the first reason is the one reported
@@ -135,6 +143,7 @@ class Lifecycle:
         self._client: CopilotClient | None = None
         self._session: CopilotSession | None = None
         self._turn_open = False
+        self._watchdog: SidecarWatchdog | None = None
 
     async def run(self) -> SessionResult:
         started = time.monotonic()
@@ -150,6 +159,7 @@ class Lifecycle:
             self.log.info(
                 "client.started", "connected to the Copilot sidecar", sdkUri=self.config.sdk_uri
             )
+            self._watchdog = self._watch_sidecar(self._client)
 
             phase = "session creation"
             self._session = await self.stop.race(
@@ -221,6 +231,8 @@ class Lifecycle:
                 "interrupted",
                 f"stopped by {failure} during {phase}; cleaned up",
             )
+        if isinstance(failure, SidecarLostError):
+            return ExitCode.FAILURE, "sidecar_lost", f"{failure} (during {phase})"
         if isinstance(failure, ToolDenialsExceededError):
             message = (
                 f"stopped the session: {failure}; the agent kept asking for tools the "
@@ -297,10 +309,29 @@ class Lifecycle:
             options["provider"] = self.config.provider.to_sdk()
         return options
 
+    def _watch_sidecar(self, client: CopilotClient) -> SidecarWatchdog:
+        uri = self.config.sdk_uri
+
+        def lost(why: str) -> None:
+            self.stop.lose_sidecar(f"the Copilot sidecar at {uri} stopped responding: {why}")
+
+        watchdog = SidecarWatchdog(
+            ping=client.ping,
+            connected=lambda: getattr(client, "_state", "connected") == "connected",
+            on_lost=lost,
+        )
+        watchdog.start()
+        return watchdog
+
     async def _cleanup(self) -> None:
         """Best effort and bounded: every step runs even if an earlier one failed."""
+        if self._watchdog is not None:
+            await self._watchdog.stop()
         session, client = self._session, self._client
-        if session is not None:
+        # A lost sidecar cannot answer an abort or a disconnect: waiting for
+        # their timeouts would only delay the exit.
+        sidecar_lost = isinstance(self.stop.reason, SidecarLostError)
+        if session is not None and not sidecar_lost:
             if self._turn_open:
                 # The runtime emits `abort` and `assistant.turn_end` before it
                 # answers, and the SDK dispatches in wire order: once this

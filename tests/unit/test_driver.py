@@ -129,6 +129,9 @@ class FakeClient:
         if isinstance(failure, BaseException):
             raise failure
 
+    async def ping(self) -> None:
+        """The sidecar watchdog's ping: this fake sidecar is always alive."""
+
     async def create_session(self, **options: Any) -> FakeSession:
         self.calls.append("create_session")
         self.session_options = options

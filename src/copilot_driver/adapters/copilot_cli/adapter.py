@@ -123,6 +123,10 @@ class CopilotCliAdapter:
             process = await AgentProcess.spawn(argv, cwd=cwd, env=self.config.agent_environment())
         except BaseException as exc:
             _discard(usage_path)
+            if isinstance(exc, asyncio.CancelledError):  # asyncio stops a half-started child
+                reason = str(exc.args[0]) if exc.args else "turn cancelled"
+                self._ended(session, parser, on_event, AgentError(ErrorKind.TURN_CANCELLED, reason))
+                raise
             if not isinstance(exc, OSError | ValueError):
                 raise
             return self._ended(session, parser, on_event, _spawn_failure(argv[0], exc))

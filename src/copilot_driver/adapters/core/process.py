@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 MAX_LINE_BYTES = 10 * 1024 * 1024
 STOP_GRACE_S = 5.0
 AFTER_EXIT_DRAIN_S = 1.0
+PIPES_CLOSE_WAIT_S = 3.0
 _CHUNK = 64 * 1024
 _STDERR_TAIL_LINES = 50
 
@@ -212,8 +213,9 @@ class AgentProcess:
         self._signal_group(signal.SIGKILL)
         code = await self._exit()
         # With the group gone the pipes close; let asyncio see it, so the
-        # transport is not left to be finalised after the loop has ended.
-        await asyncio.wait({self._stderr_task}, timeout=AFTER_EXIT_DRAIN_S)
+        # transport is not left to be finalised after the loop has ended. Only
+        # a process outside the group (one that left it) can make this wait.
+        await asyncio.wait({self._stderr_task}, timeout=PIPES_CLOSE_WAIT_S)
         self._stderr_task.cancel()
         await asyncio.gather(self._stderr_task, return_exceptions=True)
         await asyncio.sleep(0)

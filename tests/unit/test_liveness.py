@@ -1,0 +1,73 @@
+"""The sidecar watchdog, on a fake ping with short intervals."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from copilot_driver.liveness import SidecarWatchdog
+
+
+def _watchdog(ping_delay: float | None, connected: list[bool], lost: list[str]) -> SidecarWatchdog:
+    async def ping() -> None:
+        if ping_delay is None:
+            raise RuntimeError("Client not connected")
+        await asyncio.sleep(ping_delay)
+
+    return SidecarWatchdog(
+        ping,
+        lambda: connected[0],
+        lost.append,
+        interval_s=0.02,
+        timeout_s=0.05,
+        silence_limit_s=0.2,
+    )
+
+
+async def _until(lost: list[str], limit: float) -> float:
+    started = time.monotonic()
+    while not lost and time.monotonic() - started < limit:
+        await asyncio.sleep(0.01)
+    return time.monotonic() - started
+
+
+async def test_a_closed_connection_is_reported_at_the_next_check() -> None:
+    lost: list[str] = []
+    connected = [True]
+    watchdog = _watchdog(0.0, connected, lost)
+    watchdog.start()
+    connected[0] = False
+    await _until(lost, 2)
+    await watchdog.stop()
+    assert lost == ["its connection was closed"]
+
+
+async def test_unanswered_pings_are_reported_after_the_silence_limit() -> None:
+    lost: list[str] = []
+    watchdog = _watchdog(10.0, [True], lost)
+    watchdog.start()
+    waited = await _until(lost, 5)
+    await watchdog.stop()
+    assert len(lost) == 1
+    assert lost[0].startswith("it has not answered for ")
+    assert waited >= 0.2
+
+
+async def test_failing_pings_on_a_live_connection_count_as_silence() -> None:
+    lost: list[str] = []
+    watchdog = _watchdog(None, [True], lost)
+    watchdog.start()
+    await _until(lost, 5)
+    await watchdog.stop()
+    assert len(lost) == 1
+    assert "not answered" in lost[0]
+
+
+async def test_an_answering_sidecar_is_never_reported_and_stop_ends_the_watch() -> None:
+    lost: list[str] = []
+    watchdog = _watchdog(0.001, [True], lost)
+    watchdog.start()
+    await asyncio.sleep(0.5)
+    await watchdog.stop()
+    await watchdog.stop()  # idempotent
+    assert lost == []

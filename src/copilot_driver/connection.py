@@ -18,6 +18,10 @@ removed rather than silently left behind:
   timeout) before it closes the socket that thread is blocked reading, so
   every exit paid a second. Shutting the socket down first (once the session
   disconnect is acknowledged) ends the read at once.
+
+`is_connected` reads the SDK's private connection state for the sidecar
+watchdog (liveness.py): the SDK notices a closed connection but fails none
+of the waits pending on it.
 """
 
 from __future__ import annotations
@@ -67,6 +71,15 @@ def create_client(config: DriverConfig) -> CopilotClient:
         working_directory=str(config.working_directory),
         log_level=config.log_level,
     )
+
+
+def is_connected(client: Any) -> bool:
+    """False once the SDK saw its connection close (its private `_state`).
+
+    Read by the sidecar watchdog (liveness.py) to report a dead sidecar at
+    once; without the attribute it falls back to unanswered pings.
+    """
+    return getattr(client, "_state", "connected") == "connected"
 
 
 def release_transport(client: Any) -> None:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from copilot_driver.config import DriverConfig
-from copilot_driver.connection import create_client, release_transport
+from copilot_driver.connection import create_client, is_connected, release_transport
 from copilot_driver.events import EventsSink
 from copilot_driver.failures import describe_failure
 from copilot_driver.liveness import SidecarWatchdog
@@ -317,7 +317,7 @@ class Lifecycle:
 
         watchdog = SidecarWatchdog(
             ping=client.ping,
-            connected=lambda: getattr(client, "_state", "connected") == "connected",
+            connected=lambda: is_connected(client),
             on_lost=lost,
         )
         watchdog.start()

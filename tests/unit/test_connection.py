@@ -6,7 +6,7 @@ import socket
 import threading
 from types import SimpleNamespace
 
-from copilot_driver.connection import release_transport, transport_socket
+from copilot_driver.connection import is_connected, release_transport, transport_socket
 
 
 def _pair() -> tuple[socket.socket, socket.socket]:
@@ -47,3 +47,10 @@ def test_release_transport_wakes_a_blocked_reader_and_tolerates_repeats() -> Non
     finally:
         client.close()
         peer.close()
+
+
+def test_is_connected_reads_the_sdk_state_and_defaults_to_connected() -> None:
+    assert is_connected(SimpleNamespace(_state="connected"))
+    assert not is_connected(SimpleNamespace(_state="disconnected"))
+    assert not is_connected(SimpleNamespace(_state="error"))
+    assert is_connected(SimpleNamespace())

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from copilot_driver.testing import (
     prompt_mode_environment,
 )
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
+from copilot_driver.testing.fixtures import run_adapters
 
 pytestmark = pytest.mark.e2e
 
@@ -295,27 +295,8 @@ def test_command_line_prints_normalised_events_and_keeps_the_key_out(
         "---\nagent:\n  kind: copilot-cli\n  stall_timeout_ms: 60000\n"
         "copilot-cli:\n  max_autopilot_continues: 3\n---\nPrompt template.\n"
     )
-    env = {**agent_env, "PYTHONPATH": os.pathsep.join(sys.path)}
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "copilot_driver.adapters",
-            "run",
-            "--workflow",
-            str(workflow),
-            "--workspace",
-            str(workspace),
-            "--prompt",
-            "please RUNTOOL now",
-            "--prompt",
-            "SECOND question",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    completed = run_adapters(
+        workspace, workflow, "please RUNTOOL now", "SECOND question", env=agent_env
     )
 
     assert completed.returncode == 0, completed.stderr

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from copilot_driver.adapters.codex import CodexSession
 from copilot_driver.adapters.core.tools import DynamicTool, ToolOutput
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
 from copilot_driver.testing.codex import PROVIDER_KEY, codex_environment
+from copilot_driver.testing.fixtures import run_adapters
 
 pytestmark = pytest.mark.e2e
 
@@ -307,19 +307,7 @@ def test_command_line_runs_codex_turns(
         "---\nagent:\n  kind: codex\n  read_timeout_ms: 30000\n  turn_timeout_ms: 60000\n"
         "codex:\n  approval_policy: never\n  thread_sandbox: workspaceWrite\n---\n"
     )
-    env = {**codex_env, "PYTHONPATH": os.pathsep.join(sys.path)}
-    completed = subprocess.run(
-        [
-            sys.executable, "-m", "copilot_driver.adapters", "run",
-            "--workflow", str(workflow), "--workspace", str(workspace),
-            "--prompt", "say hello", "--prompt", "please RUNSHELL now",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )  # fmt: skip
+    completed = run_adapters(workspace, workflow, "say hello", "please RUNSHELL now", env=codex_env)
 
     assert completed.returncode == 0, completed.stderr
     events = [json.loads(line) for line in completed.stdout.splitlines()]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from copilot_driver.adapters import (
     get_adapter,
 )
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
+from copilot_driver.testing.fixtures import run_adapters
 
 pytestmark = pytest.mark.e2e
 
@@ -326,11 +326,7 @@ async def test_an_endpoint_that_is_not_listening_is_a_retryable_port_exit(worksp
 def _cli(
     workspace: Path, workflow: Path, *prompts: str, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    args = [sys.executable, "-m", "copilot_driver.adapters", "run", "--kind", "tool-loop"]
-    args += ["--workspace", str(workspace), "--workflow", str(workflow)]
-    for prompt in prompts:
-        args += ["--prompt", prompt]
-    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=60, check=False)
+    return run_adapters(workspace, workflow, *prompts, env=env, kind="tool-loop", timeout=60)
 
 
 def _workflow(path: Path, base_url: str, **extra: Any) -> Path:

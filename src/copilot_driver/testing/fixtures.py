@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,31 @@ from copilot_driver.testing.environment import (
 from copilot_driver.testing.model_server import ScriptedModelServer
 
 DRIVER_COMMAND: tuple[str, ...] = (sys.executable, "-m", "copilot_driver")
+
+
+def run_adapters(
+    workspace: Path,
+    workflow: Path,
+    *prompts: str,
+    env: Mapping[str, str],
+    kind: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m copilot_driver.adapters run` once, one `--prompt` per turn.
+
+    `env` is the agent's hermetic environment; this interpreter's `sys.path`
+    is added so the package is found from it.
+    """
+    args = [sys.executable, "-m", "copilot_driver.adapters", "run"]
+    if kind is not None:
+        args += ["--kind", kind]
+    args += ["--workspace", str(workspace), "--workflow", str(workflow)]
+    for prompt in prompts:
+        args += ["--prompt", prompt]
+    environment = {**env, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        args, env=environment, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 @pytest.fixture(scope="session")

@@ -38,8 +38,10 @@ from copilot_driver.result import ExitCode, SessionResult, write_result
 if TYPE_CHECKING:
     from copilot import CopilotClient, CopilotSession
 
-START_TIMEOUT_S = 10.0
-"""Connecting and the `connect` handshake; a local sidecar answers in milliseconds."""
+START_TIMEOUT_S = 4.0
+"""Connecting and the `connect` handshake. A local sidecar answers in
+milliseconds; one that accepts and never answers must be given up within the
+5 s the liveness contract allows (the watchdog only starts once connected)."""
 CREATE_TIMEOUT_S = 30.0
 SEND_GRACE_S = 5.0
 """Beyond the SDK's own send timeout, before the driver gives up on the SDK too."""

@@ -20,7 +20,7 @@ export COPILOT_CLI_PATH := $(abspath $(COPILOT_CLI))
 export XDG_CACHE_HOME := $(abspath .cache/xdg)
 export CODEX_PATH := $(abspath $(CODEX))
 
-.PHONY: setup test demo compliance bench lint clean
+.PHONY: setup test demo compliance bench reliability lint clean
 
 setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT)
 
@@ -63,6 +63,10 @@ compliance: setup
 # Speed and memory of the driver on the real runtime (BENCH_ARGS="--runs 20 --driver 'node ref.cjs'").
 bench: setup
 	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
+
+# The fault suite's figures and a 200-run soak against one sidecar (RELIABILITY_ARGS="--runs N").
+reliability: setup
+	$(BIN)/python benchmarks/reliability.py $(RELIABILITY_ARGS)
 
 lint: setup
 	$(BIN)/ruff check src tests compliance benchmarks

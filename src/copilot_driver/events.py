@@ -18,13 +18,16 @@ Why it is shaped this way:
   signals alike. Events still waiting for a session id when it is called
   are dropped: without a session there is no file to hold them.
 - One event that cannot be serialised is reported and skipped; it never
-  stops the events around it from being written. A failed *write* stops
-  the file (a later partial line would corrupt it) and is reported once.
+  stops the events around it from being written. A failed *write* (a full
+  disk, a file-size limit) stops the file and is reported once; whatever
+  part of the failed batch reached the disk is cut off again, so the file
+  still ends with a whole line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import threading
@@ -108,7 +111,9 @@ class EventsSink:
         folder = self._base_dir / session_id
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            handle = open(folder / EVENTS_FILE_NAME, "ab")  # noqa: SIM115 (the writer owns it)
+            # Unbuffered: a failed write must leave nothing queued in a buffer
+            # that closing the file would try to write again.
+            handle = open(folder / EVENTS_FILE_NAME, "ab", buffering=0)  # noqa: SIM115
         except OSError as error:
             raise EventsFileError(
                 f"cannot create the events file in {folder}: {error.strerror or error}; "
@@ -186,8 +191,7 @@ class EventsSink:
                 lines = [item for item in batch if isinstance(item, str)]
                 if lines and self.error is None:
                     try:
-                        handle.write("".join(lines).encode("utf-8"))
-                        handle.flush()
+                        _append(handle, "".join(lines).encode("utf-8"))
                         self.lines_written += len(lines)
                     except OSError as error:
                         self._report(f"cannot write {self.path}: {error.strerror or error}")
@@ -203,3 +207,24 @@ class EventsSink:
             self.error = message
             if self._on_error is not None:
                 self._on_error(message)
+
+
+def _append(handle: Any, data: bytes) -> None:
+    """Write all of `data` or none of it.
+
+    A full disk or a file-size limit can accept part of a batch before it
+    fails: the file is cut back to where the batch began, so it still ends
+    with a whole line and every line before the failure stays valid.
+    """
+    start = os.fstat(handle.fileno()).st_size
+    view = memoryview(data)
+    try:
+        while view:
+            written = handle.write(view)
+            if not written:  # a raw write that accepted nothing: the disk is full
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            view = view[written:]
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(handle.fileno(), start)
+        raise

@@ -365,23 +365,34 @@ def test_attach_raises_when_the_base_directory_is_unusable(tmp_path: Path) -> No
 
 
 class FailingFile:
-    """A file object whose writes fail like a full disk."""
+    """A real file that accepts `room` bytes and then fails like a full disk.
 
-    def __init__(self) -> None:
+    A write that crosses the limit is accepted in part (what a raw write does
+    at the edge of a full disk) and the next one fails.
+    """
+
+    def __init__(self, path: Path, room: int = 0) -> None:
+        self.raw = open(path, "ab", buffering=0)  # noqa: SIM115
+        self.room = room
         self.write_calls = 0
         self.closed = False
 
     def write(self, data: bytes) -> int:
         self.write_calls += 1
-        raise OSError(errno.ENOSPC, "No space left on device")
+        if self.room <= 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        accepted = self.raw.write(bytes(data[: self.room])) or 0
+        self.room -= accepted
+        return accepted
 
     def flush(self) -> None:
         return None
 
     def fileno(self) -> int:
-        raise AssertionError("a failed file must not be fsynced")
+        return self.raw.fileno()
 
     def close(self) -> None:
+        self.raw.close()
         self.closed = True
 
 
@@ -394,9 +405,9 @@ def wait_for(condition: Any, timeout: float = 5.0) -> None:
 
 
 def test_write_failure_is_reported_once_and_does_not_kill_the_writer(
-    sink: EventsSink, errors: Errors, monkeypatch: pytest.MonkeyPatch
+    sink: EventsSink, errors: Errors, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    failing = FailingFile()
+    failing = FailingFile(tmp_path / "events.jsonl")
     monkeypatch.setattr(events_module, "open", lambda *a, **k: failing, raising=False)
     path = sink.attach("s1")
     sink.handle(message("first"))
@@ -416,6 +427,29 @@ def test_write_failure_is_reported_once_and_does_not_kill_the_writer(
     assert sink.lines_written == 0
     assert not sink._writer.is_alive()
     assert failing.closed
+
+
+def test_a_batch_cut_by_a_full_disk_is_taken_back_to_the_last_whole_line(
+    sink: EventsSink, errors: Errors, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    target = tmp_path / "events.jsonl"
+    failing = FailingFile(target, room=10_000)
+    monkeypatch.setattr(events_module, "open", lambda *a, **k: failing, raising=False)
+    sink.attach("s1")
+    sink.handle(message("first"))
+    wait_for(lambda: sink.lines_written == 1)
+    kept = target.read_bytes()
+    failing.room = 100  # less than one more line: the next write is cut, then fails
+    for index in range(200):
+        sink.write_record({"type": "driver.note", "data": {"text": f"{index} " + "x" * 200}})
+    sink.close()
+
+    assert errors.messages
+    assert "No space left on device" in errors.messages[0]
+    assert failing.write_calls >= 2  # a partial write, then the failure
+    assert target.read_bytes() == kept  # the cut batch was taken back
+    assert kept.endswith(b"\n")
+    assert json.loads(kept.decode())["data"]["content"] == "first"
 
 
 def test_handle_never_raises_when_to_dict_raises(sink: EventsSink, errors: Errors) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import sys
+from types import FrameType
 from typing import NoReturn
 
 from copilot_driver import LOG_PREFIX, __version__
@@ -46,8 +48,45 @@ ignored. Exit status: 0 success, 1 runtime failure, 2 configuration error,
 """
 
 
+class StoppedBeforeStartError(BaseException):
+    """SIGTERM or SIGINT before the lifecycle took the signals over.
+
+    A BaseException so no `except Exception` on the way (the SDK import, the
+    driver's own last-resort handler) can swallow it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _stop_before_start(signum: int, frame: FrameType | None) -> None:
+    raise StoppedBeforeStartError(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    """Validate, then run; a signal before the run began exits 128+N with one line.
+
+    Until the lifecycle installs its own handlers (which clean up a started
+    session), SIGTERM would kill the process without a word and SIGINT would
+    print a traceback; nothing has been started yet, so there is nothing to
+    clean up either.
+    """
+    previous = {
+        signum: signal.signal(signum, _stop_before_start)
+        for signum in (signal.SIGTERM, signal.SIGINT)
+    }
+    try:
+        return _validate_and_run(sys.argv[1:] if argv is None else argv)
+    except StoppedBeforeStartError as stopped:
+        _error(f"stopped by {stopped} before the session started; nothing was left running")
+        return ExitCode.for_signal(stopped.signum)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _validate_and_run(args: list[str]) -> int:
     if args and args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
         return int(ExitCode.OK)

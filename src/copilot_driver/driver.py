@@ -117,7 +117,10 @@ class StopRequests:
             )
         finally:
             stopped.cancel()
-        if task in done:
+        # A stop that arrived while the step also ended wins: a signal is
+        # processed only when the loop runs again, so it can land together
+        # with a step's failure that it caused or that merely came first.
+        if task in done and self.reason is None:
             return task.result()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

@@ -260,3 +260,42 @@ def test_the_process_entry_point_flushes_before_leaving(
     )
     assert completed.returncode == code
     assert expected in getattr(completed, stream)
+
+
+def test_a_signal_before_the_run_began_exits_128_plus_n_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """Between the interpreter's start and the lifecycle's own handlers,
+    SIGTERM would kill silently and SIGINT print a traceback."""
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("hello")
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "GH_AW_PROMPT": str(prompt),
+        "COPILOT_SDK_URI": "127.0.0.1:9",
+        "COPILOT_CONNECTION_TOKEN": TOKEN,
+        "COPILOT_MODEL": "m",
+    }
+    # The signal is raised inside validation, exactly where an early one lands.
+    code = (
+        "import os, signal, sys\n"
+        "import copilot_driver.config as config\n"
+        "real = config.load_config\n"
+        "def load(env, **kw):\n"
+        "    os.kill(os.getpid(), signal.SIGNAL)\n"
+        "    return real(env, **kw)\n"
+        "config.load_config = load\n"
+        "import copilot_driver.cli as cli\n"
+        "cli.load_config = load\n"
+        "sys.exit(cli.main([]))\n"
+    )
+    for name, status in (("SIGTERM", 143), ("SIGINT", 130)):
+        completed = subprocess.run(
+            [sys.executable, "-c", code.replace("SIGNAL", name)],
+            env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert completed.returncode == status, completed.stderr
+        assert completed.stderr == (
+            f"{PREFIX}stopped by {name} before the session started; nothing was left running\n"
+        )
+        assert "Traceback" not in completed.stderr

@@ -75,6 +75,19 @@ async def test_race_after_a_signal_does_not_start_the_step() -> None:
     assert not started
 
 
+async def test_a_signal_landing_with_the_step_failure_wins() -> None:
+    """A signal is handled only when the loop runs again: a step that blocked
+    the loop (the SDK import) can fail in the same iteration the signal lands."""
+    stop = StopRequests()
+
+    async def step() -> None:
+        stop.request(signal.SIGTERM)  # as if processed alongside the failure
+        raise ConnectionRefusedError("refused")
+
+    with pytest.raises(StopSignalError):
+        await stop.race(step(), timeout=1)
+
+
 async def test_only_the_first_signal_counts() -> None:
     stop = StopRequests()
     stop.request(signal.SIGINT)

@@ -93,3 +93,42 @@ def release_transport(client: Any) -> None:
         return
     with contextlib.suppress(OSError):  # already closed or reset: nothing to release
         sock.shutdown(socket.SHUT_RDWR)
+
+
+SDK_PROTOCOL_LOGGER = "copilot._jsonrpc"
+"""The SDK module that reads the sidecar's messages and logs why it stopped."""
+
+
+class ProtocolErrors(logging.Handler):
+    """Remembers why the SDK stopped reading the sidecar, for the error line.
+
+    On a malformed message the SDK's reader logs a warning and closes the
+    connection, so all the watchdog sees is a closed connection; this keeps
+    the SDK's reason (e.g. "JSONDecodeError: Expecting value") so the error
+    can say the sidecar sent something unreadable.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.last: str | None = None
+        self._logger = logging.getLogger(SDK_PROTOCOL_LOGGER)
+        self._saved_level = self._logger.level
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not record.getMessage().startswith("Failed to parse"):
+            return
+        error = record.exc_info[1] if record.exc_info else None
+        detail = f"{type(error).__name__}: {error}" if error is not None else "no detail"
+        self.last = f"sent a message the SDK could not read ({detail})"
+
+    def attach(self) -> None:
+        # The driver silences the SDK's logger unless verbose; warnings from
+        # the reader must still reach this handler (the log's handlers keep
+        # their own levels, so nothing extra is printed).
+        if self._logger.getEffectiveLevel() > logging.WARNING:
+            self._logger.setLevel(logging.WARNING)
+        self._logger.addHandler(self)
+
+    def detach(self) -> None:
+        self._logger.removeHandler(self)
+        self._logger.setLevel(self._saved_level)

@@ -21,7 +21,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from copilot_driver.config import DriverConfig
-from copilot_driver.connection import create_client, is_connected, release_transport
+from copilot_driver.connection import (
+    ProtocolErrors,
+    create_client,
+    is_connected,
+    release_transport,
+)
 from copilot_driver.events import EventsSink
 from copilot_driver.failures import describe_failure
 from copilot_driver.liveness import SidecarWatchdog
@@ -149,6 +154,7 @@ class Lifecycle:
         self._session: CopilotSession | None = None
         self._turn_open = False
         self._watchdog: SidecarWatchdog | None = None
+        self._protocol_errors = ProtocolErrors()
 
     async def run(self) -> SessionResult:
         started = time.monotonic()
@@ -157,6 +163,7 @@ class Lifecycle:
         error: str | None = None
         error_kind: str | None = None
         phase = "connect"
+        self._protocol_errors.attach()
         try:
             self._log_start()
             self._client = create_client(self.config)
@@ -206,6 +213,7 @@ class Lifecycle:
             exit_code, error_kind, error = self._outcome_of(failure, phase)
         finally:
             await self._cleanup()
+            self._protocol_errors.detach()
 
         result = SessionResult(
             exit_code=exit_code,
@@ -318,7 +326,11 @@ class Lifecycle:
         uri = self.config.sdk_uri
 
         def lost(why: str) -> None:
-            self.stop.lose_sidecar(f"the Copilot sidecar at {uri} stopped responding: {why}")
+            unreadable = self._protocol_errors.last
+            if unreadable:  # the SDK closed the connection because of what it read
+                self.stop.lose_sidecar(f"the Copilot sidecar at {uri} {unreadable}")
+            else:
+                self.stop.lose_sidecar(f"the Copilot sidecar at {uri} stopped responding: {why}")
 
         watchdog = SidecarWatchdog(
             ping=client.ping,

@@ -181,6 +181,8 @@ class Sidecar:
         """SIGTERM the process group, SIGKILL after `grace`; return the exit status."""
         if self.process.poll() is None:
             self._signal_group(signal.SIGTERM)
+            # A stopped (SIGSTOP) sidecar acts on SIGTERM only once continued.
+            self._signal_group(signal.SIGCONT)
             try:
                 self.process.wait(grace)
             except subprocess.TimeoutExpired:

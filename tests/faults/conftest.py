@@ -27,6 +27,7 @@ import pytest
 
 from copilot_driver.testing.faults import TALLY, FaultCase, subreaper
 
+
 @pytest.fixture(scope="session", autouse=True)
 def _collect_orphans() -> Iterator[None]:
     with subreaper():

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import socket
 import threading
 from types import SimpleNamespace
 
-from copilot_driver.connection import is_connected, release_transport, transport_socket
+from copilot_driver.connection import (
+    SDK_PROTOCOL_LOGGER,
+    ProtocolErrors,
+    is_connected,
+    release_transport,
+    transport_socket,
+)
 
 
 def _pair() -> tuple[socket.socket, socket.socket]:
@@ -54,3 +62,24 @@ def test_is_connected_reads_the_sdk_state_and_defaults_to_connected() -> None:
     assert not is_connected(SimpleNamespace(_state="disconnected"))
     assert not is_connected(SimpleNamespace(_state="error"))
     assert is_connected(SimpleNamespace())
+
+
+def test_the_sdk_reader_s_reason_for_closing_is_kept_without_printing_it() -> None:
+
+    sdk_reader = logging.getLogger(SDK_PROTOCOL_LOGGER)
+    logging.getLogger("copilot").setLevel(logging.CRITICAL + 1)  # as a quiet driver sets it
+    errors = ProtocolErrors()
+    errors.attach()
+    try:
+        sdk_reader.warning("Notification handler raised")  # not about the stream
+        assert errors.last is None
+        try:
+            json.loads("not json")
+        except ValueError:
+            sdk_reader.warning("Failed to parse incoming JSON-RPC message", exc_info=True)
+    finally:
+        errors.detach()
+    assert errors.last is not None
+    assert errors.last.startswith("sent a message the SDK could not read (JSONDecodeError: ")
+    assert sdk_reader.level == logging.NOTSET
+    assert errors not in sdk_reader.handlers

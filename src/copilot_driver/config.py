@@ -240,7 +240,7 @@ class PromptError(Exception):
 
 
 def read_prompt(path: Path, *, quote: Quote = _shorten) -> str:
-    """Read the prompt: a readable, non-empty, UTF-8 regular file.
+    """Read the prompt: a readable, non-empty, UTF-8 regular file without NUL bytes.
 
     The file type is checked before opening, so a FIFO or a device given by
     mistake fails at once instead of blocking the driver.
@@ -269,6 +269,12 @@ def read_prompt(path: Path, *, quote: Quote = _shorten) -> str:
             f"invalid byte at offset {error.start}; save the prompt as UTF-8"
         ) from None
     text = text.removeprefix("\ufeff")
+    nul = data.find(b"\x00")
+    if nul >= 0:  # a binary file given by mistake; the runtime would take it as text
+        raise PromptError(
+            f"GH_AW_PROMPT file is not text: {shown}: it holds a NUL byte at offset {nul}; "
+            "point it at the prompt file"
+        )
     if not text.strip():
         raise PromptError(f"GH_AW_PROMPT file is empty: {shown}: write the task into it")
     return text

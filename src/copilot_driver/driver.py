@@ -214,6 +214,8 @@ class Lifecycle:
         finally:
             await self._cleanup()
             self._protocol_errors.detach()
+        if exit_code == ExitCode.OK:
+            exit_code, error_kind, error = self._after_the_answer()
 
         result = SessionResult(
             exit_code=exit_code,
@@ -273,6 +275,29 @@ class Lifecycle:
         self.log.debug("error.detail", "failure detail", exception=repr(failure))
         described = describe_failure(failure, phase=phase, sdk_uri=self.config.sdk_uri)
         return ExitCode.FAILURE, described.kind, described.message
+
+    def _after_the_answer(self) -> tuple[int, str | None, str | None]:
+        """What the cleanup found once the answer was in.
+
+        A signal during cleanup still means the run was stopped (the answer is
+        kept in the result and on stdout), and an events file that stopped
+        being written means the audit trail is incomplete: both are reported
+        rather than hidden behind exit 0.
+        """
+        if isinstance(self.stop.reason, StopSignalError):
+            return (
+                ExitCode.for_signal(self.stop.reason.signum),
+                "interrupted",
+                f"stopped by {self.stop.reason} during cleanup, after the answer arrived; "
+                "cleaned up",
+            )
+        if self.sink.error is not None:
+            return (
+                ExitCode.FAILURE,
+                "events_unwritable",
+                f"the session completed, but its events file is incomplete: {self.sink.error}",
+            )
+        return ExitCode.OK, None, None
 
     def _log_start(self) -> None:
         config = self.config

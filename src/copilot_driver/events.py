@@ -19,9 +19,9 @@ Why it is shaped this way:
   are dropped: without a session there is no file to hold them.
 - One event that cannot be serialised is reported and skipped; it never
   stops the events around it from being written. A failed *write* (a full
-  disk, a file-size limit) stops the file and is reported once; whatever
-  part of the failed batch reached the disk is cut off again, so the file
-  still ends with a whole line.
+  disk, a file-size limit) stops the file and is reported once; a line of
+  the failed batch that reached the disk only in part is cut off again, so
+  the file still ends with a whole line.
 """
 
 from __future__ import annotations
@@ -190,11 +190,10 @@ class EventsSink:
                 stop = any(item is _STOP for item in batch)
                 lines = [item for item in batch if isinstance(item, str)]
                 if lines and self.error is None:
-                    try:
-                        _append(handle, "".join(lines).encode("utf-8"))
-                        self.lines_written += len(lines)
-                    except OSError as error:
-                        self._report(f"cannot write {self.path}: {error.strerror or error}")
+                    kept, failure = _append(handle, "".join(lines).encode("utf-8"))
+                    self.lines_written += kept
+                    if failure is not None:
+                        self._report(f"cannot write {self.path}: {failure.strerror or failure}")
             if self.error is None:
                 with contextlib.suppress(OSError):
                     os.fsync(handle.fileno())
@@ -209,22 +208,28 @@ class EventsSink:
                 self._on_error(message)
 
 
-def _append(handle: Any, data: bytes) -> None:
-    """Write all of `data` or none of it.
+def _append(handle: Any, data: bytes) -> tuple[int, OSError | None]:
+    """Write `data` (whole lines): the lines that reached the file, and the failure.
 
     A full disk or a file-size limit can accept part of a batch before it
-    fails: the file is cut back to where the batch began, so it still ends
-    with a whole line and every line before the failure stays valid.
+    fails: the file is then cut back to the last whole line, so the lines of
+    the batch that fitted are kept and the file still ends with a newline.
     """
-    start = os.fstat(handle.fileno()).st_size
-    view = memoryview(data)
     try:
-        while view:
-            written = handle.write(view)
+        start = os.fstat(handle.fileno()).st_size
+    except OSError as error:
+        return 0, error
+    view = memoryview(data)
+    done = 0
+    try:
+        while done < len(data):
+            written = handle.write(view[done:])
             if not written:  # a raw write that accepted nothing: the disk is full
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-            view = view[written:]
-    except OSError:
+            done += written
+    except OSError as error:
+        whole = data.rfind(b"\n", 0, done) + 1
         with contextlib.suppress(OSError):
-            os.ftruncate(handle.fileno(), start)
-        raise
+            os.ftruncate(handle.fileno(), start + whole)
+        return data.count(b"\n", 0, whole), error
+    return data.count(b"\n"), None

@@ -437,6 +437,18 @@ def test_prompt_with_invalid_utf8(env: dict[str, str], tmp_path: Path) -> None:
     assert "offset 3" in problem
 
 
+@pytest.mark.parametrize(("content", "offset"), [(b"\x00", 0), (b"fix the bug\x00\x01", 11)])
+def test_prompt_with_a_nul_byte_is_not_text(
+    env: dict[str, str], tmp_path: Path, content: bytes, offset: int
+) -> None:
+    binary = tmp_path / "binary.bin"
+    binary.write_bytes(content)
+    env["GH_AW_PROMPT"] = str(binary)
+    problem = _only_problem(env, tmp_path)
+    assert "not text" in problem
+    assert f"NUL byte at offset {offset}" in problem
+
+
 @pytest.mark.parametrize(
     "content", [b"", b"   ", b"\n\n\t \r\n", b"\xef\xbb\xbf", b"\xef\xbb\xbf \n"]
 )

@@ -429,7 +429,7 @@ def test_write_failure_is_reported_once_and_does_not_kill_the_writer(
     assert failing.closed
 
 
-def test_a_batch_cut_by_a_full_disk_is_taken_back_to_the_last_whole_line(
+def test_a_batch_cut_by_a_full_disk_keeps_its_whole_lines_and_ends_with_one(
     sink: EventsSink, errors: Errors, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     target = tmp_path / "events.jsonl"
@@ -438,18 +438,21 @@ def test_a_batch_cut_by_a_full_disk_is_taken_back_to_the_last_whole_line(
     sink.attach("s1")
     sink.handle(message("first"))
     wait_for(lambda: sink.lines_written == 1)
-    kept = target.read_bytes()
-    failing.room = 100  # less than one more line: the next write is cut, then fails
+    failing.room = 1_000  # room for a few more lines, then one cut in the middle
     for index in range(200):
         sink.write_record({"type": "driver.note", "data": {"text": f"{index} " + "x" * 200}})
     sink.close()
 
     assert errors.messages
     assert "No space left on device" in errors.messages[0]
-    assert failing.write_calls >= 2  # a partial write, then the failure
-    assert target.read_bytes() == kept  # the cut batch was taken back
-    assert kept.endswith(b"\n")
-    assert json.loads(kept.decode())["data"]["content"] == "first"
+    data = target.read_bytes()
+    assert data.endswith(b"\n")  # the line cut in the middle was taken back
+    lines = [json.loads(line) for line in data.decode().splitlines()]
+    assert lines[0]["data"]["content"] == "first"
+    notes = [line["data"]["text"].split()[0] for line in lines[1:]]
+    assert notes == [str(index) for index in range(len(notes))]  # in order, none lost
+    assert 1 <= len(notes) < 5
+    assert sink.lines_written == len(lines)
 
 
 def test_handle_never_raises_when_to_dict_raises(sink: EventsSink, errors: Errors) -> None:

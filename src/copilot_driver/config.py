@@ -42,6 +42,10 @@ DEFAULT_LOG_LEVEL: LogLevel = "warning"
 PROVIDER_TYPES = ("openai", "azure", "anthropic")
 PROVIDER_WIRE_APIS = ("completions", "responses")
 
+MAX_MODEL_CHARS = 200
+MAX_PROVIDER_KEY_CHARS = 4096
+"""Longer keys make the CLI 1.0.102 sidecar stop answering (docs/sdk-defects.md)."""
+
 _POSITIVE_INT = re.compile(r"[1-9][0-9]*")
 _NOTICE_VALUE_CHARS = 40
 _PATH_CHARS = 300
@@ -165,6 +169,11 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     model = _get(env, "COPILOT_MODEL")
     if model is None:
         problems.append("COPILOT_MODEL is not set: set it to the model name (e.g. gpt-4.1)")
+    elif len(model) > MAX_MODEL_CHARS or not model.isprintable():
+        problems.append(
+            f"COPILOT_MODEL={quote(model)!r} is not a model name (at most {MAX_MODEL_CHARS} "
+            "printable characters, e.g. gpt-4.1)"
+        )
 
     send_timeout_ms = parse_send_timeout_ms(
         env.get("COPILOT_SDK_SEND_TIMEOUT_MS"), notices, quote=quote
@@ -176,10 +185,15 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     working_directory = base
     workspace = _get(env, "GITHUB_WORKSPACE")
     if workspace is not None:
-        working_directory = (base / workspace).resolve()
-        if not working_directory.is_dir():
+        try:
+            working_directory = (base / workspace).resolve()
+            usable = working_directory.is_dir()
+            why = "is not a directory"
+        except OSError as error:  # a name too long, a loop of links...
+            usable, why = False, f"cannot be used ({error.strerror or error})"
+        if not usable:
             problems.append(
-                f"GITHUB_WORKSPACE is not a directory: {quote(workspace, _PATH_CHARS)}: "
+                f"GITHUB_WORKSPACE {why}: {quote(workspace, _PATH_CHARS)}: "
                 "set it to the checkout the agent works in, or unset it"
             )
 
@@ -345,8 +359,8 @@ def parse_max_tool_denials(raw: str | None, notices: list[str], *, quote: Quote 
     if len(value) <= 9 and _POSITIVE_INT.fullmatch(value):
         return int(value)
     notices.append(
-        f"GH_AW_MAX_TOOL_DENIALS={quote(raw)!r} is not a positive whole number; "
-        f"using {DEFAULT_MAX_TOOL_DENIALS}"
+        f"GH_AW_MAX_TOOL_DENIALS={quote(raw)!r} is not a positive whole number up to "
+        f"999999999; using {DEFAULT_MAX_TOOL_DENIALS}"
     )
     return DEFAULT_MAX_TOOL_DENIALS
 
@@ -403,20 +417,43 @@ def parse_provider(env: Mapping[str, str], *, quote: Quote = _shorten) -> Provid
         return None
     if not re.match(r"^https?://[^/\s]+", base_url):
         raise ValueError(f"COPILOT_PROVIDER_BASE_URL is not an http(s) URL: {quote(base_url)}")
-    provider_type = (provider_type or "openai").lower()
-    if provider_type not in PROVIDER_TYPES:
+    # Values are echoed as given (never lowercased): the redactor masks a
+    # secret pasted into the wrong variable only in its exact spelling.
+    if provider_type is not None and provider_type.lower() not in PROVIDER_TYPES:
         raise ValueError(
             f"COPILOT_PROVIDER_TYPE={quote(provider_type)!r} is not one of "
             f"{', '.join(PROVIDER_TYPES)}"
         )
+    provider_type = (provider_type or "openai").lower()
     if wire_api is not None:
-        wire_api = wire_api.lower()
-        if wire_api not in PROVIDER_WIRE_APIS:
+        if wire_api.lower() not in PROVIDER_WIRE_APIS:
             raise ValueError(
                 f"COPILOT_PROVIDER_WIRE_API={quote(wire_api)!r} is not one of "
                 f"{', '.join(PROVIDER_WIRE_APIS)}"
             )
+        wire_api = wire_api.lower()
+    if api_key is not None:
+        check_provider_key(api_key)
     return ProviderConfig(base_url=base_url, type=provider_type, wire_api=wire_api, api_key=api_key)
+
+
+def check_provider_key(api_key: str) -> None:
+    """Refuse a key the runtime cannot send as a header, never echoing it.
+
+    The runtime puts the key in an HTTP header: a control character (a
+    pasted newline) makes it fail with an error quoting the key in a form
+    the redactor does not recognise, and a very long key hangs the sidecar.
+    """
+    if len(api_key) > MAX_PROVIDER_KEY_CHARS:
+        raise ValueError(
+            f"COPILOT_PROVIDER_API_KEY is {len(api_key)} characters long; the sidecar accepts "
+            f"at most {MAX_PROVIDER_KEY_CHARS}"
+        )
+    if any(not char.isprintable() or char.isspace() for char in api_key):
+        raise ValueError(
+            "COPILOT_PROVIDER_API_KEY holds whitespace or a control character (a pasted "
+            "newline?): set it to the key alone"
+        )
 
 
 def _get(env: Mapping[str, str], name: str) -> str | None:

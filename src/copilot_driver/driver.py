@@ -32,6 +32,7 @@ from copilot_driver.failures import describe_failure
 from copilot_driver.liveness import SidecarWatchdog
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.handler import (
+    DecisionsInFlight,
     DenialGuard,
     github_actions_annotation,
     make_permission_handler,
@@ -50,6 +51,8 @@ milliseconds; one that accepts and never answers must be given up within the
 CREATE_TIMEOUT_S = 30.0
 SEND_GRACE_S = 5.0
 """Beyond the SDK's own send timeout, before the driver gives up on the SDK too."""
+DECISIONS_TIMEOUT_S = 1.0
+"""For permission decisions already made to reach the runtime before the abort."""
 ABORT_TIMEOUT_S = 2.0
 DISCONNECT_TIMEOUT_S = 3.0
 EVENTS_CLOSE_TIMEOUT_S = 5.0
@@ -155,6 +158,7 @@ class Lifecycle:
         self._turn_open = False
         self._watchdog: SidecarWatchdog | None = None
         self._protocol_errors = ProtocolErrors()
+        self._decisions = DecisionsInFlight()
 
     async def run(self) -> SessionResult:
         started = time.monotonic()
@@ -339,6 +343,7 @@ class Lifecycle:
                 self.log,
                 secondary=secondary,
                 guard=DenialGuard(self.config.max_tool_denials, self.stop.trip_guard),
+                in_flight=self._decisions,
             ),
             # Registered at creation so `session.start` is captured too.
             "on_event": self.sink.handle,
@@ -375,6 +380,9 @@ class Lifecycle:
         sidecar_lost = isinstance(self.stop.reason, SidecarLostError)
         if session is not None and not sidecar_lost:
             if self._turn_open:
+                # Denials that tripped the guard are delivered as denials, not
+                # turned into cancellations by the abort overtaking them.
+                await self._decisions.delivered(DECISIONS_TIMEOUT_S)
                 # The runtime emits `abort` and `assistant.turn_end` before it
                 # answers, and the SDK dispatches in wire order: once this
                 # returns, the events file can show how the turn ended.

@@ -39,6 +39,7 @@ from copilot_driver.redaction import Redactor
 
 EVENTS_FILE_NAME = "events.jsonl"
 _BATCH_LINES = 512
+_PATH_CHARS = 300
 _STOP = object()
 
 
@@ -115,8 +116,11 @@ class EventsSink:
             # that closing the file would try to write again.
             handle = open(folder / EVENTS_FILE_NAME, "ab", buffering=0)  # noqa: SIM115
         except OSError as error:
+            shown = str(folder)
+            if len(shown) > _PATH_CHARS:  # a path of thousands of characters: its ends say enough
+                shown = f"{shown[: _PATH_CHARS // 2]}...{shown[-_PATH_CHARS // 2 :]}"
             raise EventsFileError(
-                f"cannot create the events file in {folder}: {error.strerror or error}; "
+                f"cannot create the events file in {shown}: {error.strerror or error}; "
                 "set GH_AW_SESSION_STATE_BASE_DIR to a writable folder"
             ) from error
         self.path = folder / EVENTS_FILE_NAME

@@ -10,6 +10,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -885,3 +886,253 @@ def test_default_chat_stream_sends_all_calls_in_one_delta(r_server: ScriptedMode
 def test_stream_options_are_validated(options: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ScriptedModelServer(R_SCRIPT, **options)
+
+
+# -- broken connections: cut bodies and responses that never end -----------------
+
+LONG_TEXT = "partial answer " * 200
+"""Long enough that a cut at `CUT` bytes lands inside an event (or a JSON body)."""
+CUT = 700
+
+
+@dataclass
+class RawExchange:
+    """One request over a bare socket: what came back and how the connection ended."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    ending: str
+    """`reset` (RST), `eof` (orderly close), `complete` (the whole Content-Length
+    came; the connection stays open), or `silent` (nothing more within the wait)."""
+
+
+def raw_exchange(
+    server: ScriptedModelServer,
+    api: str,
+    trigger: str,
+    *,
+    stream: bool,
+    wait_s: float = 5.0,
+    keep: list[socket.socket] | None = None,
+) -> RawExchange:
+    """POST `trigger` and read until the server ends the connection or `wait_s` of silence."""
+    if api == "chat":
+        path, body = "/v1/chat/completions", {"messages": [user(trigger)]}
+    else:
+        path, body = "/v1/responses", {"input": [r_user(trigger)]}
+    data = json.dumps({"model": "m", "stream": stream, **body}).encode()
+    client = socket.create_connection(("127.0.0.1", server.port), timeout=wait_s)
+    if keep is not None:
+        keep.append(client)
+    client.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n".encode()
+        + data
+    )
+    received = b""
+    try:
+        while not _complete(received):
+            piece = client.recv(65536)
+            if not piece:
+                ending = "eof"
+                break
+            received += piece
+        else:
+            ending = "complete"
+    except ConnectionResetError:
+        ending = "reset"
+    except TimeoutError:
+        ending = "silent"
+    finally:
+        if keep is None:
+            client.close()
+    head, _, rest = received.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return RawExchange(int(status_line.split()[1]), headers, rest, ending)
+
+
+def _complete(received: bytes) -> bool:
+    """A response whose Content-Length is all there (the connection may stay open)."""
+    head, found, body = received.partition(b"\r\n\r\n")
+    for line in head.decode("latin-1").split("\r\n")[1:] if found else ():
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            return len(body) >= int(value)
+    return False
+
+
+def _uncut_length(api: str, stream: bool) -> int:
+    """How long the same reply's body is when nothing cuts it."""
+    script = Script(default=Reply(text=LONG_TEXT))
+    with ScriptedModelServer(script) as whole:
+        return len(raw_exchange(whole, api, "any", stream=stream).body)
+
+
+@pytest.fixture
+def broken_server() -> Iterator[ScriptedModelServer]:
+    script = Script(
+        rules=(
+            Rule("CUTZERO", (Reply(text=LONG_TEXT, cut_after_bytes=0),)),
+            Rule("CUTERROR", (Reply(http_status=500, cut_after_bytes=10),)),
+            Rule("CUTLATE", (Reply(text="short", cut_after_bytes=1_000_000),)),
+            Rule("CUT", (Reply(text=LONG_TEXT, cut_after_bytes=CUT),)),
+            Rule("ENDLESSCHUNK", (Reply(text=LONG_TEXT, never_ends=True, cut_after_bytes=CUT),)),
+            Rule("ENDLESS", (Reply(text=LONG_TEXT, never_ends=True),)),
+            Rule("RETRYAFTER", (Reply(http_status=429, retry_after_s=3),)),
+        )
+    )
+    with ScriptedModelServer(script) as running:
+        yield running
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_cut_body_stops_at_the_byte_and_resets_the_connection(
+    broken_server: ScriptedModelServer, api: str, stream: bool
+) -> None:
+    got = raw_exchange(broken_server, api, "CUT", stream=stream)
+    assert got.status == 200
+    assert got.ending == "reset", "an abrupt end, not an orderly close"
+    assert len(got.body) == CUT
+    full = _uncut_length(api, stream)
+    assert full > CUT
+    if stream:
+        assert got.headers["content-type"] == "text/event-stream"
+        # The cut falls inside an event: its frame is never terminated.
+        assert not got.body.endswith(b"\n\n")
+        assert got.body.startswith(b"data: {" if api == "chat" else b"event: response.created")
+    else:
+        assert got.headers["content-length"] == str(full), "the length promised the whole body"
+        assert got.body.startswith(b"{")
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_cut_body_fails_a_real_client(
+    broken_server: ScriptedModelServer, api: str, stream: bool
+) -> None:
+    path = "/v1/chat/completions" if api == "chat" else "/v1/responses"
+    body: dict[str, Any] = {"model": "m", "stream": stream}
+    body.update({"messages": [user("CUT")]} if api == "chat" else {"input": [r_user("CUT")]})
+    with (
+        httpx.Client(trust_env=False, timeout=10) as client,
+        pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)),
+    ):
+        client.post(f"http://127.0.0.1:{broken_server.port}{path}", json=body).read()
+
+
+def test_a_cut_at_zero_sends_the_headers_only(broken_server: ScriptedModelServer) -> None:
+    got = raw_exchange(broken_server, "chat", "CUTZERO", stream=True)
+    assert (got.status, got.body, got.ending) == (200, b"", "reset")
+
+
+def test_an_error_body_can_be_cut_too(broken_server: ScriptedModelServer) -> None:
+    got = raw_exchange(broken_server, "responses", "CUTERROR", stream=False)
+    assert got.status == 500
+    assert got.body == b'{"error": '
+    assert got.ending == "reset"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_cut_past_the_end_sends_the_whole_body_normally(
+    broken_server: ScriptedModelServer, stream: bool
+) -> None:
+    got = raw_exchange(broken_server, "chat", "CUTLATE", stream=stream, wait_s=2)
+    if stream:
+        assert got.ending == "eof"
+        assert got.body.endswith(b"data: [DONE]\n\n")
+    else:
+        assert got.ending == "complete"
+        assert json.loads(got.body)["choices"][0]["message"]["content"] == "short"
+
+
+def test_a_cut_with_tiny_writes_still_stops_at_the_byte() -> None:
+    script = Script(default=Reply(text=LONG_TEXT, cut_after_bytes=CUT))
+    with ScriptedModelServer(script, chunk_bytes=7) as server:
+        for api in ("chat", "responses"):
+            got = raw_exchange(server, api, "any", stream=True)
+            assert (len(got.body), got.ending) == (CUT, "reset")
+
+
+@pytest.mark.parametrize(
+    ("trigger", "sent"), [("ENDLESS", 0), ("ENDLESSCHUNK", CUT)], ids=["headers", "first-chunk"]
+)
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_response_that_never_ends_holds_the_connection_until_close(
+    api: str, stream: bool, trigger: str, sent: int
+) -> None:
+    server = ScriptedModelServer(
+        Script(
+            rules=(
+                Rule(
+                    "ENDLESSCHUNK", (Reply(text=LONG_TEXT, never_ends=True, cut_after_bytes=CUT),)
+                ),
+                Rule("ENDLESS", (Reply(text=LONG_TEXT, never_ends=True),)),
+            )
+        )
+    )
+    try:
+        held: list[socket.socket] = []
+        got = raw_exchange(server, api, trigger, stream=stream, wait_s=0.3, keep=held)
+        assert got.status == 200
+        assert got.ending == "silent"
+        assert len(got.body) == sent
+        assert server.active_requests() == 1
+        (client,) = held
+        started = time.monotonic()
+        server.close()
+        assert time.monotonic() - started < 2, "close() waited on the endless reply"
+        assert server.active_requests() == 0, "the request's thread outlived the server"
+        client.settimeout(2)
+        with pytest.raises(ConnectionResetError):
+            client.recv(65536)
+        client.close()
+    finally:
+        server.close()
+
+
+def test_close_ends_every_request_thread(broken_server: ScriptedModelServer) -> None:
+    """Endless replies and an idle keep-alive connection alike: none outlives close()."""
+    before = threading.active_count()
+    held: list[socket.socket] = []
+    for api in ("chat", "responses"):
+        raw_exchange(broken_server, api, "ENDLESS", stream=True, wait_s=0.2, keep=held)
+    # A complete non-streamed answer leaves an idle keep-alive connection.
+    got = raw_exchange(broken_server, "chat", "CUTLATE", stream=False, keep=held)
+    assert got.ending == "complete"
+    assert broken_server.active_requests() == 3
+    assert threading.active_count() >= before + 3
+    broken_server.close()
+    assert broken_server.active_requests() == 0
+    assert threading.active_count() <= before
+    for client in held:
+        client.close()
+
+
+def test_retry_after_is_sent_with_an_error(broken_server: ScriptedModelServer) -> None:
+    got = raw_exchange(broken_server, "chat", "RETRYAFTER", stream=False)
+    assert got.status == 429
+    assert got.headers["retry-after"] == "3"
+    status, _, raw = http_post(broken_server, "/v1/responses", {"input": "RETRYAFTER"})
+    assert status == 429
+    assert json.loads(raw)["error"]["code"] == "rate_limit_exceeded"
+
+
+def test_replies_without_faults_send_no_retry_after(r_server: ScriptedModelServer) -> None:
+    got = raw_exchange(r_server, "chat", "FAIL500", stream=False)
+    assert got.status == 500
+    assert "retry-after" not in got.headers
+
+
+def test_a_json_script_can_break_connections() -> None:
+    raw = {"default": {"text": LONG_TEXT, "cut_after_bytes": CUT}}
+    script = Script.from_dict(json.loads(json.dumps(raw)))
+    with ScriptedModelServer(script) as server:
+        got = raw_exchange(server, "responses", "any", stream=True)
+    assert (len(got.body), got.ending) == (CUT, "reset")

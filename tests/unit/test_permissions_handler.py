@@ -6,6 +6,7 @@ Compliance tests carry their spec ids (T-CSD-111, T-CSD-202) in their names.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from typing import Any
@@ -26,6 +27,7 @@ from copilot.session_events import (
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.handler import (
+    DecisionsInFlight,
     Denial,
     DenialGuard,
     _escape_property,
@@ -527,3 +529,42 @@ def test_a_secret_cut_by_the_summary_limit_leaks_no_part() -> None:
     (entry,) = sink.entries
     assert SECRET[:6] not in entry["requestSummary"]
     assert SECRET[:6] not in stream.getvalue()
+
+
+async def test_decisions_in_flight_are_awaited_until_the_sdk_task_has_replied() -> None:
+    """The SDK sends a decision after the handler returns, in the handler's task."""
+    in_flight = DecisionsInFlight()
+    replied: list[str] = []
+    release = asyncio.Event()
+
+    async def sdk_responder(name: str) -> None:  # what the SDK's task does
+        in_flight.track()  # the handler runs first, inside this task
+        await release.wait()  # then the RPC carrying the decision
+        replied.append(name)
+
+    tasks = [asyncio.create_task(sdk_responder(name)) for name in ("a", "b")]
+    await asyncio.sleep(0)
+    asyncio.get_running_loop().call_later(0.05, release.set)
+    await in_flight.delivered(timeout=5)
+    assert replied == ["a", "b"]
+    await asyncio.gather(*tasks)
+
+
+async def test_decisions_in_flight_wait_is_bounded() -> None:
+    in_flight = DecisionsInFlight()
+
+    async def stuck() -> None:
+        in_flight.track()
+        await asyncio.sleep(60)
+
+    task = asyncio.create_task(stuck())
+    await asyncio.sleep(0)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await in_flight.delivered(timeout=0.05)
+    assert loop.time() - started < 5
+    task.cancel()
+
+
+def test_tracking_outside_an_event_loop_is_harmless() -> None:
+    DecisionsInFlight().track()

@@ -395,3 +395,58 @@ def test_http_status_from_dict() -> None:
     )
     assert Reply().http_status is None
     assert Script.from_dict({"default": {"text": "t"}}).default.http_status is None
+
+
+def test_connection_faults_from_dict() -> None:
+    script = Script.from_dict(
+        {
+            "default": {"text": "t", "cut_after_bytes": "120"},
+            "rules": [
+                {
+                    "when": "X",
+                    "replies": [
+                        {"never_ends": True},
+                        {"never_ends": True, "cut_after_bytes": 5},
+                        {"http_status": 429, "retry_after_s": 2},
+                    ],
+                }
+            ],
+        }
+    )
+    assert script.default == Reply(text="t", cut_after_bytes=120)
+    assert script.rules[0].replies == (
+        Reply(never_ends=True),
+        Reply(never_ends=True, cut_after_bytes=5),
+        Reply(http_status=429, retry_after_s=2),
+    )
+    plain = Script.from_dict({"default": {"text": "t"}}).default
+    assert (plain.cut_after_bytes, plain.never_ends, plain.retry_after_s) == (None, False, None)
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_never_ends_must_be_a_json_boolean(value: Any) -> None:
+    with pytest.raises(ValueError, match="never_ends must be true or false"):
+        Script.from_dict({"default": {"never_ends": value}})
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [({"cut_after_bytes": -1}, "cut_after_bytes"), ({"retry_after_s": -2}, "retry_after_s")],
+)
+def test_negative_connection_fault_values_are_refused(fields: dict[str, int], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Reply(**fields)
+
+
+@pytest.mark.parametrize(
+    ("reply", "limit"),
+    [
+        (Reply(text="t"), None),
+        (Reply(cut_after_bytes=0), 0),
+        (Reply(cut_after_bytes=9), 9),
+        (Reply(never_ends=True), 0),
+        (Reply(never_ends=True, cut_after_bytes=9), 9),
+    ],
+)
+def test_body_limit_is_where_the_body_stops(reply: Reply, limit: int | None) -> None:
+    assert reply.body_limit == limit

@@ -169,7 +169,8 @@ async def _run(
             for prompt in prompts:
                 result = await runner.run_turn(session, prompt, on_event=emit)
                 summary = redactor.text(str(result.error)) if result.error else "completed"
-                log.info(
+                log.log(
+                    logging.ERROR if result.error else logging.INFO,
                     "turn %d of session %s: %s",
                     session.turns_started,
                     result.session_id or "?",

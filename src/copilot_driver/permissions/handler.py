@@ -17,6 +17,7 @@ deciding is a denial (fail closed).
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -74,18 +75,50 @@ class DenialGuard:
             self._on_trip(self.count, self.threshold)
 
 
+class DecisionsInFlight:
+    """Decisions made but maybe not yet delivered to the runtime.
+
+    The SDK calls the handler inside a task of its own and sends the decision
+    over RPC only after the handler returned. When a decision stops the run
+    (the denials guard), the cleanup's `abort` could overtake those replies
+    and the runtime would record the requests as cancelled instead of denied;
+    the cleanup waits for these tasks first (briefly: they only send a reply).
+    """
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def track(self) -> None:
+        """Called from the handler: remember the SDK task that will send the decision."""
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # called outside an event loop (a test, a future SDK)
+            return
+        if task is not None and not task.done():
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def delivered(self, timeout: float) -> None:
+        """Wait until every decision made so far has been sent, at most `timeout`."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout)
+
+
 def make_permission_handler(
     policy: Policy,
     log: DriverLog,
     *,
     secondary: Sequence[DenialLogger] = (),
     guard: DenialGuard | None = None,
+    in_flight: DecisionsInFlight | None = None,
 ) -> Callable[[Any, Any], Any]:
     """The `on_permission_request` handler for `create_session`."""
     from copilot.rpc import PermissionDecisionApproveOnce, PermissionDecisionReject
     from copilot.session import PermissionHandler
 
     def handle(request: Any, invocation: Any) -> Any:
+        if in_flight is not None:
+            in_flight.track()
         if policy.approves_everything:
             # What "defer to the SDK default policy" means (spec 5.2).
             return PermissionHandler.approve_all(request, invocation)

@@ -211,11 +211,12 @@ def subreaper() -> Iterator[None]:
 
 
 PLATFORM_TOKENS = {
-    "GITHUB_TOKEN": "ghp_faultsuiteplatformtoken0000000000000001",
-    "GH_TOKEN": "gho_faultsuiteplatformtoken0000000000000002",
-    "COPILOT_GITHUB_TOKEN": "github_pat_faultsuiteplatformtoken000000003",
+    "GITHUB_TOKEN": "ghp_Fq7Lz2Wn9Kd4Rt6Yb1Hx8Mv3Pc5Js0Ge7Ua",
+    "GH_TOKEN": "gho_Tb4Nw8Qe2Zr6Lm1Vk9Xs3Hd7Yp5Cf0Ja2Gu",
+    "COPILOT_GITHUB_TOKEN": "github_pat_11Ar5Kq8Wm2Zt7Lx4Bn9Vc3Hs6Jd1Pe0Fy",
 }
-"""Planted in fault runs' environments: the driver must never read or echo them."""
+"""Planted in fault runs' environments: the driver must never read or echo them.
+No long runs of one character: twelve zeros would match a git reflog's null id."""
 
 
 class HungError(AssertionError):

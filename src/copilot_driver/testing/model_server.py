@@ -9,20 +9,25 @@ make them perform real tool calls and send real permission requests.
 It binds 127.0.0.1 only, answers streaming (SSE) and non-streaming
 requests on both APIs, and records every request it receives so tests can
 check what the runtime sent (and that no secret reached it). A scripted
-reply can also be an HTTP error, and the streams can be made awkward
-(tiny TCP writes, tool arguments in many pieces) to test a client's
-parser rather than the happy path.
+reply can also be an HTTP error, a body cut short by a reset connection,
+or a response that never ends, and the streams can be made awkward (tiny
+TCP writes, tool arguments in many pieces) to test a client's parser and
+its failure handling rather than the happy path.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import io
 import itertools
 import json
+import os
 import socket
+import struct
 import sys
+import termios
 import threading
 import time
 import uuid
@@ -80,6 +85,7 @@ class ScriptedModelServer:
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
+        self._connections: dict[threading.Thread, socket.socket] = {}
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -113,10 +119,27 @@ class ScriptedModelServer:
         return [r for r in self.requests if r.method == "POST" and _api_for(r.path) == "responses"]
 
     def close(self) -> None:
+        """Stop serving and end every connection, so no request thread outlives
+        the server: a scripted delay or a never-ending reply gives up at once,
+        and an idle keep-alive connection is shut down. Waits up to
+        `CLOSE_TIMEOUT_S` for the request threads."""
         self._closing.set()
         self._httpd.shutdown()
         self._httpd.server_close()
-        self._thread.join(timeout=5)
+        self._thread.join(timeout=CLOSE_TIMEOUT_S)
+        for connection in self._open_connections().values():
+            # Wakes a thread waiting for the next request on an idle keep-alive
+            # connection (its read returns EOF) without sending anything: a
+            # held reply still ends with its own reset, not with a FIN first.
+            with contextlib.suppress(OSError):  # already closed by its thread
+                connection.shutdown(socket.SHUT_RD)
+        deadline = time.monotonic() + CLOSE_TIMEOUT_S
+        for thread in self._open_connections():
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+    def active_requests(self) -> int:
+        """Connections whose request thread is still running."""
+        return len(self._open_connections())
 
     def __enter__(self) -> ScriptedModelServer:
         return self
@@ -135,26 +158,74 @@ class ScriptedModelServer:
         with self._lock:
             self._requests.append(request)
 
-    def _wait(self, seconds: float) -> bool:
-        """Sleep for a scripted delay; False when the server is closing."""
+    def _wait(self, seconds: float | None) -> bool:
+        """Sleep for a scripted delay (None: until closed); False when closing."""
         return not self._closing.wait(seconds)
+
+    def _open_connections(self) -> dict[threading.Thread, socket.socket]:
+        with self._lock:
+            return dict(self._connections)
+
+    def _track(self, connection: socket.socket | None) -> None:
+        """Register (or, with None, forget) the calling thread's connection."""
+        with self._lock:
+            if connection is None:
+                self._connections.pop(threading.current_thread(), None)
+            else:
+                self._connections[threading.current_thread()] = connection
+
+
+CLOSE_TIMEOUT_S = 5.0
+"""How long `close()` waits for the serving thread, then for request threads."""
+
+
+RESET_DRAIN_S = 2.0
+"""How long a cut waits for its bytes to reach the client before the reset."""
+
+
+def _wait_until_acknowledged(connection: socket.socket, timeout: float) -> None:
+    """Wait until the peer has acknowledged every byte sent (Linux `SIOCOUTQ`),
+    or `timeout` passes (a client that stopped reading never will)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            raw = fcntl.ioctl(connection.fileno(), termios.TIOCOUTQ, b"\0" * 4)
+        except OSError:
+            return  # no such query here, or the socket is gone: nothing to wait for
+        if struct.unpack("i", raw)[0] == 0 or time.monotonic() >= deadline:
+            return
+        time.sleep(0.005)
+
+
+class _BodyStopError(Exception):
+    """The scripted body ends here (`Reply.cut_after_bytes` / `never_ends`)."""
 
 
 def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        _reply: Reply | None = None
+        """The scripted reply being sent (None for GET and unknown paths)."""
 
         def setup(self) -> None:
             super().setup()
+            server._track(self.connection)
             # Small writes must leave as separate segments for `chunk_bytes`
             # to split what the client reads, not be coalesced by Nagle.
             with contextlib.suppress(OSError):
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+        def finish(self) -> None:
+            try:
+                super().finish()
+            finally:
+                server._track(None)
+
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             return  # quiet: tests read `server.requests` instead
 
         def do_GET(self) -> None:
+            self._reply = None
             server._record(RecordedRequest("GET", self.path, dict(self.headers), None))
             if self.path.rstrip("/").endswith("/models"):
                 self._send_json({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
@@ -162,6 +233,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json({"error": {"message": "not found"}}, HTTPStatus.NOT_FOUND)
 
         def do_POST(self) -> None:
+            self._reply = None
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:
@@ -182,8 +254,18 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             if reply.delay_s and not server._wait(reply.delay_s):
                 self.close_connection = True
                 return
+            self._reply = reply
+            try:
+                self._answer(api, body, reply)
+            except _BodyStopError:
+                self._stop_body(reply)
+
+        def _answer(self, api: str, body: dict[str, Any], reply: Reply) -> None:
             if reply.http_status is not None:
-                self._send_json(_error_payload(reply), reply.http_status)
+                headers = {}
+                if reply.retry_after_s is not None:
+                    headers["Retry-After"] = str(reply.retry_after_s)
+                self._send_json(_error_payload(reply), reply.http_status, headers)
                 return
             model = str(body.get("model") or "scripted")
             fragments = server.argument_fragments
@@ -208,13 +290,56 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send_json(_response_object(reply, model))
 
-        def _send_json(self, payload: Any, status: int = HTTPStatus.OK) -> None:
+        def _body_writer(self) -> io.BufferedIOBase | _LimitedWriter:
+            """The socket writer, behind a `_LimitedWriter` when the body stops early."""
+            limit = self._reply.body_limit if self._reply is not None else None
+            return self.wfile if limit is None else _LimitedWriter(self.wfile, limit)
+
+        def _send_json(
+            self,
+            payload: Any,
+            status: int = HTTPStatus.OK,
+            headers: dict[str, str] | None = None,
+        ) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            writer = self._body_writer()
+            writer.write(data)
+            if isinstance(writer, _LimitedWriter):
+                writer.finish()
+
+        def _stop_body(self, reply: Reply) -> None:
+            """The body stopped early: hold the connection (never_ends) until
+            the server closes, then reset it."""
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.wfile.flush()
+            if reply.never_ends:
+                server._wait(None)
+            self._reset()
+
+        def _reset(self) -> None:
+            """Close with an RST, as a crashed peer does: SO_LINGER 0, then the
+            descriptor closed at once (the handler's file objects still hold
+            the socket object, so `close()` alone would defer it and the
+            server's own shutdown(SHUT_WR) would send an orderly FIN first).
+
+            An RST throws away whatever the kernel has not sent yet, so the
+            bytes written are first given up to `RESET_DRAIN_S` to be
+            acknowledged: the client gets exactly the scripted bytes, then
+            the reset."""
+            _wait_until_acknowledged(self.connection, RESET_DRAIN_S)
+            with contextlib.suppress(OSError):
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+            with contextlib.suppress(OSError):
+                os.close(self.connection.detach())
 
         def _send_stream(self, frames: Iterator[bytes]) -> None:
             self.send_response(HTTPStatus.OK)
@@ -223,7 +348,7 @@ def _handler_for(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
-            writer = _ChunkedWriter(self.wfile, server.chunk_bytes)
+            writer = _ChunkedWriter(self._body_writer(), server.chunk_bytes)
             with contextlib.suppress(ConnectionError):  # the client hung up
                 for frame in frames:
                     writer.write(frame)
@@ -242,6 +367,38 @@ def _api_for(path: str) -> str | None:
     return None
 
 
+class _LimitedWriter:
+    """The response body, up to `limit` bytes (None: all of it).
+
+    Writing the byte that reaches the limit writes what fits and raises
+    `_BodyStopError`; the handler then holds or resets the connection.
+    """
+
+    def __init__(self, out: io.BufferedIOBase, limit: int | None) -> None:
+        self._out = out
+        self._room = limit
+
+    def write(self, data: bytes) -> None:
+        if self._room is None:
+            self._out.write(data)
+            return
+        if data[: self._room]:
+            self._out.write(data[: self._room])
+        if len(data) >= self._room:
+            self._out.flush()
+            raise _BodyStopError
+        self._room -= len(data)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def finish(self) -> None:
+        """The whole body went out; a limit at its very end still stops here."""
+        self._out.flush()
+        if self._room == 0:
+            raise _BodyStopError
+
+
 class _ChunkedWriter:
     """Write a byte stream whole per frame, or in pieces of `chunk_bytes`.
 
@@ -251,7 +408,7 @@ class _ChunkedWriter:
     networks split.
     """
 
-    def __init__(self, out: io.BufferedIOBase, chunk_bytes: int | None) -> None:
+    def __init__(self, out: io.BufferedIOBase | _LimitedWriter, chunk_bytes: int | None) -> None:
         self._out = out
         self._chunk_bytes = chunk_bytes
         self._pending = bytearray()

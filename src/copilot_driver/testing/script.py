@@ -51,13 +51,44 @@ class Reply:
 
     With `http_status` set the model fails instead: the server answers that
     status with an OpenAI-style error body (`text`, when given, is its
-    message), so a test can drive a client's real HTTP error handling.
+    message), so a test can drive a client's real HTTP error handling;
+    `retry_after_s` adds a `Retry-After` header to it (clients that honour
+    it retry sooner than their own back-off).
+
+    Two fields break the connection itself, on both APIs, streamed or not,
+    error bodies included (what a crashed or wedged provider does):
+
+    - `cut_after_bytes=N`: the status line and headers, then the first N
+      bytes of the body (0: none; an SSE stream or a JSON body whose
+      `Content-Length` promised more), then the socket is reset (RST, not
+      an orderly close, so a client cannot mistake it for the end). A body
+      shorter than N is sent whole and ends normally.
+    - `never_ends=True`: the status line and headers (and the first
+      `cut_after_bytes` bytes, when set), then nothing, for as long as the
+      server runs; closing the server resets the connection and ends the
+      request's thread.
     """
 
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     delay_s: float = 0.0
     http_status: int | None = None
+    retry_after_s: int | None = None
+    cut_after_bytes: int | None = None
+    never_ends: bool = False
+
+    def __post_init__(self) -> None:
+        if self.cut_after_bytes is not None and self.cut_after_bytes < 0:
+            raise ValueError(f"cut_after_bytes must be 0 or more, not {self.cut_after_bytes}")
+        if self.retry_after_s is not None and self.retry_after_s < 0:
+            raise ValueError(f"retry_after_s must be 0 or more, not {self.retry_after_s}")
+
+    @property
+    def body_limit(self) -> int | None:
+        """How many body bytes the server sends before it stops, or None for all."""
+        if self.cut_after_bytes is not None:
+            return self.cut_after_bytes
+        return 0 if self.never_ends else None
 
 
 @dataclass(frozen=True)
@@ -119,12 +150,24 @@ def _reply_from_dict(raw: Mapping[str, Any]) -> Reply:
         for call in raw.get("tool_calls", ())
     )
     status = raw.get("http_status")
+    retry_after = raw.get("retry_after_s")
+    cut = raw.get("cut_after_bytes")
     return Reply(
         text=raw.get("text"),
         tool_calls=calls,
         delay_s=float(raw.get("delay_s", 0.0)),
         http_status=None if status is None else int(status),
+        retry_after_s=None if retry_after is None else int(retry_after),
+        cut_after_bytes=None if cut is None else int(cut),
+        never_ends=_flag(raw.get("never_ends", False), "never_ends"),
     )
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A JSON boolean; anything else is refused rather than read as truthy."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, not {value!r}")
+    return value
 
 
 # Input items the client (not the model) produces besides messages: each

@@ -275,10 +275,12 @@ class ChatClient:
                 f"{type(exc).__name__}",
             ) from None
         except httpx.TransportError as exc:
+            # httpx gives a reset connection no text of its own.
+            detail = str(exc) or "the connection was closed or reset before the answer was complete"
             raise AgentError(
                 ErrorKind.PORT_EXIT,
                 f"the connection to the model server at {self.options.base_url} failed: "
-                f"{type(exc).__name__}: {exc}",
+                f"{type(exc).__name__}: {detail}",
             ) from None
 
     async def _post(self, url: str, body: dict[str, Any], on_token: TokenCallback) -> Completion:

@@ -26,7 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from copilot_driver.permissions.config import PermissionConfig, resolve_permissions
+from copilot_driver.permissions.config import (
+    SERVER_ARGS_VARIABLE,
+    PermissionConfig,
+    resolve_permissions,
+    server_args_problem,
+)
 from copilot_driver.redaction import Redactor
 
 DEFAULT_SEND_TIMEOUT_MS = 600_000
@@ -210,6 +215,13 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         problems.append(
             f"{error}; a permission policy that cannot be read is never widened to allow-all"
         )
+    unreadable_args = server_args_problem(env.get(SERVER_ARGS_VARIABLE))
+    if unreadable_args and permissions.source == "none":
+        notices.append(
+            f"{SERVER_ARGS_VARIABLE} {unreadable_args}, so it sets no tool permissions: "
+            "every tool request is approved (set it to the sidecar's arguments as a JSON "
+            "array, or use GH_AW_COPILOT_SDK_PERMISSIONS)"
+        )
     max_tool_denials = parse_max_tool_denials(
         env.get("GH_AW_MAX_TOOL_DENIALS"), notices, quote=quote
     )
@@ -336,7 +348,7 @@ def parse_send_timeout_ms(raw: str | None, notices: list[str], *, quote: Quote =
     """A positive integer number of milliseconds, else the default (spec 4.3)."""
     if raw is None or raw == "":
         return DEFAULT_SEND_TIMEOUT_MS
-    value = raw.strip()
+    value = raw.strip().lstrip("0") or "0"  # `00042` is 42, as the reference reads it
     # The length check comes first: int() refuses strings of thousands of digits.
     if (
         len(value) <= len(str(MAX_SEND_TIMEOUT_MS))
@@ -355,7 +367,7 @@ def parse_max_tool_denials(raw: str | None, notices: list[str], *, quote: Quote 
     """A positive whole number, else the default 5 (with a notice)."""
     if raw is None or raw == "":
         return DEFAULT_MAX_TOOL_DENIALS
-    value = raw.strip()
+    value = raw.strip().lstrip("0") or "0"
     if len(value) <= 9 and _POSITIVE_INT.fullmatch(value):
         return int(value)
     notices.append(

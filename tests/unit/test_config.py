@@ -796,3 +796,61 @@ def test_notices_accumulate_in_order(env: dict[str, str], tmp_path: Path) -> Non
         "COPILOT_SDK_LOG_LEVEL",
         "COPILOT_DRIVER_LOG_FORMAT",
     ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        ('["--allow-tool", "shell(ls)"', "is not valid JSON"),
+        ('{"allowedTools": ["shell(ls)"]}', "is not a JSON array of strings"),
+        ('["--allow-tool", 7]', "is not a JSON array of strings"),
+    ],
+)
+def test_unreadable_server_args_approve_everything_but_say_so(
+    env: dict[str, str], tmp_path: Path, raw: str, why: str
+) -> None:
+    env["GH_AW_COPILOT_SDK_SERVER_ARGS"] = raw
+    config = load_config(env, cwd=tmp_path)
+    assert config.permissions.mode == "unrestricted"  # the reference driver's reading
+    (notice,) = config.notices
+    assert notice.startswith(f"GH_AW_COPILOT_SDK_SERVER_ARGS {why}")
+    assert "every tool request is approved" in notice
+
+
+@pytest.mark.parametrize("raw", ["", "  ", '["--headless"]'])
+def test_server_args_without_allow_flags_need_no_notice(
+    env: dict[str, str], tmp_path: Path, raw: str
+) -> None:
+    env["GH_AW_COPILOT_SDK_SERVER_ARGS"] = raw
+    assert load_config(env, cwd=tmp_path).notices == ()
+
+
+def test_unreadable_server_args_are_not_mentioned_under_an_explicit_policy(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["GH_AW_COPILOT_SDK_SERVER_ARGS"] = "not json"
+    env["GH_AW_COPILOT_SDK_PERMISSIONS"] = '{"allowedTools": ["shell(ls)"]}'
+    config = load_config(env, cwd=tmp_path)
+    assert config.permissions.mode == "scoped"
+    assert config.notices == ()
+
+
+@pytest.mark.parametrize("variable", ["COPILOT_SDK_SEND_TIMEOUT_MS", "GH_AW_MAX_TOOL_DENIALS"])
+@pytest.mark.parametrize(("raw", "value"), [("00042", 42), (" 007 ", 7)])
+def test_leading_zeros_are_read_as_the_whole_number(
+    env: dict[str, str], tmp_path: Path, variable: str, raw: str, value: int
+) -> None:
+    env[variable] = raw
+    config = load_config(env, cwd=tmp_path)
+    read = config.send_timeout_ms if variable.endswith("_MS") else config.max_tool_denials
+    assert read == value
+    assert config.notices == ()
+
+
+@pytest.mark.parametrize("variable", ["COPILOT_SDK_SEND_TIMEOUT_MS", "GH_AW_MAX_TOOL_DENIALS"])
+def test_zero_with_leading_zeros_is_still_not_positive(
+    env: dict[str, str], tmp_path: Path, variable: str
+) -> None:
+    env[variable] = "000"
+    (notice,) = load_config(env, cwd=tmp_path).notices
+    assert notice.startswith(f"{variable}='000'")

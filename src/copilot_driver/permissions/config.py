@@ -119,6 +119,24 @@ def parse_server_args(raw: str | None) -> PermissionConfig | None:
     return PermissionConfig(False, _normalise(tools), SERVER_ARGS_VARIABLE)
 
 
+def server_args_problem(raw: str | None) -> str | None:
+    """Why a set GH_AW_COPILOT_SDK_SERVER_ARGS gives no configuration, if it is unreadable.
+
+    Unreadable arguments mean "no configuration" (what the sidecar given them
+    would do, and what the reference driver does), which approves every
+    request: the driver says so at start rather than widening silently.
+    """
+    if raw is None or not raw.strip():
+        return None
+    try:
+        args = json.loads(raw)
+    except (ValueError, RecursionError):
+        return "is not valid JSON"
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        return "is not a JSON array of strings"
+    return None
+
+
 def _normalise(tools: list[Any]) -> tuple[str, ...]:
     return tuple(tool.strip() for tool in tools if isinstance(tool, str) and tool.strip())
 

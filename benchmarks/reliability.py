@@ -8,8 +8,10 @@ Two parts, both on the real runtime:
 - a soak: `--runs` (200) consecutive driver runs against ONE sidecar and the
   scripted model, cycling through a plain turn, an allowed tool, and a
   denied tool, reporting failures (must be 0), the driver's peak RSS per run
-  (`wait4` rusage), and the file descriptors the sidecar holds before and
-  after (a leak there would grow with every session).
+  (`wait4` rusage; a child's peak starts from its parent's at the fork, so
+  it is only meaningful from a process smaller than the driver, like this
+  script), and the file descriptors the sidecar holds before and after (a
+  leak there would grow with every session).
 
 Prints the README's reliability section as markdown and writes every figure
 to `--json` (reliability-results.json).

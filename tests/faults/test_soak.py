@@ -39,4 +39,6 @@ def test_consecutive_runs_against_one_sidecar_all_succeed_and_leak_no_fd(
     assert report["runs"] == RUNS
     assert report["failures"] == 0, report["failureTails"]
     assert report["sidecarFds"]["leftOpen"] <= 0, report["sidecarFds"]
-    assert 0 < report["peakRssMb"]["max"] < 200
+    # No memory figure here: a child's peak RSS (wait4) starts from its
+    # parent's at the fork, and this test process holds hundreds of MB.
+    # `make reliability` reports it from a small process.

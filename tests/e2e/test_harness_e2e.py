@@ -21,8 +21,15 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
-from copilot_driver.testing.environment import TEST_MODEL, TEST_PROVIDER_KEY
+from copilot_driver.testing import (
+    Reply,
+    Rule,
+    Script,
+    ScriptedModelServer,
+    ToolCall,
+    harness_environment,
+)
+from copilot_driver.testing.environment import TEST_PROVIDER_KEY
 
 pytestmark = pytest.mark.e2e
 
@@ -86,21 +93,14 @@ class HarnessHarness:
         self.state = tmp / "state"
         prompt = tmp / "prompt.md"
         prompt.write_text("CLEANUP please\n")
-        self.env = {key: os.environ[key] for key in ("PATH", "LANG", "TMPDIR") if key in os.environ}
-        self.env.update(
+        self.env = harness_environment(
+            tmp / "home",
+            model_base_url=model.base_url,
+            prompt_file=prompt,
+            workspace=self.workspace,
+            state_dir=self.state,
+            cache_home=cache,
             HARNESS_TEST_MARKER=self.marker,
-            HOME=str(tmp / "home"),
-            COPILOT_HOME=str(tmp / "home" / ".copilot"),
-            XDG_CACHE_HOME=str(cache),
-            COPILOT_AUTO_UPDATE="false",
-            COPILOT_OFFLINE="true",
-            COPILOT_PROVIDER_BASE_URL=model.base_url,
-            COPILOT_PROVIDER_API_KEY=TEST_PROVIDER_KEY,
-            COPILOT_MODEL=TEST_MODEL,
-            COPILOT_SKIP_CLI_DOWNLOAD="1",
-            GH_AW_PROMPT=str(prompt),
-            GITHUB_WORKSPACE=str(self.workspace),
-            GH_AW_SESSION_STATE_BASE_DIR=str(self.state),
             GH_AW_COPILOT_SDK_SERVER_ARGS=json.dumps(["--allow-tool", "shell(git:*)"]),
             **CANARIES,
         )

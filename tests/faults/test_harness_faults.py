@@ -47,8 +47,7 @@ from copilot_driver.driver import (
     STOP_TIMEOUT_S,
 )
 from copilot_driver.harness.run import SIDECAR_DEATH_GRACE_S, SIDECAR_STOP_GRACE_S
-from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer
-from copilot_driver.testing.environment import TEST_MODEL, TEST_PROVIDER_KEY
+from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, harness_environment
 from copilot_driver.testing.faults import BoundedProcess, Ended, FaultCase, check_events_file
 from copilot_driver.testing.fixtures import parse_log
 
@@ -93,21 +92,14 @@ class HarnessRun:
         self.workspace.mkdir()
         self.prompt = tmp / "prompt.md"
         self.prompt.write_text("HANG until something breaks\n")
-        self.env = {key: os.environ[key] for key in ("PATH", "LANG", "TMPDIR") if key in os.environ}
-        self.env.update(
+        self.env = harness_environment(
+            tmp / "home",
+            model_base_url=model.base_url,
+            prompt_file=self.prompt,
+            workspace=self.workspace,
+            state_dir=self.state,
+            cache_home=cache,
             CI="true",
-            HOME=str(tmp / "home"),
-            COPILOT_HOME=str(tmp / "home" / ".copilot"),
-            XDG_CACHE_HOME=str(cache),
-            COPILOT_AUTO_UPDATE="false",
-            COPILOT_OFFLINE="true",
-            COPILOT_PROVIDER_BASE_URL=model.base_url,
-            COPILOT_PROVIDER_API_KEY=TEST_PROVIDER_KEY,
-            COPILOT_MODEL=TEST_MODEL,
-            COPILOT_SKIP_CLI_DOWNLOAD="1",
-            GH_AW_PROMPT=str(self.prompt),
-            GITHUB_WORKSPACE=str(self.workspace),
-            GH_AW_SESSION_STATE_BASE_DIR=str(self.state),
         )
 
     def command(self, *args: str, copilot: Path | None = None) -> list[str]:

@@ -13,6 +13,7 @@ pytest users can load the fixtures with
 from copilot_driver.testing.environment import (
     TestSidecar,
     driver_environment,
+    harness_environment,
     prompt_mode_environment,
     sidecar_environment,
     start_test_sidecar,
@@ -29,6 +30,7 @@ __all__ = [
     "TestSidecar",
     "ToolCall",
     "driver_environment",
+    "harness_environment",
     "prompt_mode_environment",
     "sidecar_environment",
     "start_test_sidecar",

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from copilot_driver.testing.environment import TEST_MODEL, TEST_PROVIDER_KEY
+from copilot_driver.testing.environment import harness_environment
 from copilot_driver.testing.model_server import ScriptedModelServer
 from copilot_driver.testing.script import Reply, Rule, Script, ToolCall
 from copilot_driver.timeline import load_timeline, render_text
@@ -62,27 +62,18 @@ def main() -> int:
         ScriptedModelServer(DEMO_SCRIPT) as model,
     ):
         home = Path(scratch)
-        env = {
-            key: os.environ[key]
-            for key in ("PATH", "LANG", "TMPDIR", "XDG_CACHE_HOME", "COPILOT_CLI_PATH")
-            if key in os.environ
-        }
-        env.update(
-            HOME=str(home),
-            COPILOT_HOME=str(home / ".copilot"),
-            COPILOT_AUTO_UPDATE="false",
-            COPILOT_SKIP_CLI_DOWNLOAD="1",
-            # The scripted model, for the sidecar (offline) and the session alike.
-            COPILOT_OFFLINE="true",
-            COPILOT_PROVIDER_BASE_URL=model.base_url,
-            COPILOT_PROVIDER_API_KEY=TEST_PROVIDER_KEY,
-            COPILOT_MODEL=TEST_MODEL,
-            GH_AW_PROMPT=str(prompt_file),
-            GITHUB_WORKSPACE=str(workspace),
-            GH_AW_SESSION_STATE_BASE_DIR=str(state_dir),
+        # The scripted model, for the sidecar (offline) and the session alike.
+        env = harness_environment(
+            home,
+            model_base_url=model.base_url,
+            prompt_file=prompt_file,
+            workspace=workspace,
+            state_dir=state_dir,
             GH_AW_COPILOT_SDK_SERVER_ARGS=json.dumps(DEMO_POLICY),
             COPILOT_DRIVER_LOG_FORMAT="text",
         )
+        if "COPILOT_CLI_PATH" in os.environ:  # the pinned CLI `make` provisioned
+            env["COPILOT_CLI_PATH"] = os.environ["COPILOT_CLI_PATH"]
         print(f"scripted model: {model.base_url}")
         print(f"prompt: {DEMO_PROMPT}")
         print(f"policy: GH_AW_COPILOT_SDK_SERVER_ARGS={json.dumps(DEMO_POLICY)}")

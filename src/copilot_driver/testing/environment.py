@@ -125,6 +125,34 @@ def driver_environment(
     return env
 
 
+def harness_environment(
+    home: Path,
+    *,
+    model_base_url: str,
+    prompt_file: Path,
+    workspace: Path,
+    state_dir: Path,
+    cache_home: Path | None = None,
+    **overrides: str,
+) -> dict[str, str]:
+    """The environment of `python -m copilot_driver.harness` on the scripted model.
+
+    The harness starts the sidecar and the driver from one environment: a
+    sidecar's (offline, its own HOME under `home`) plus the driver's inputs.
+    The harness makes the token and the address itself.
+    """
+    env = sidecar_environment(home, model_base_url=model_base_url, cache_home=cache_home)
+    env.update(
+        COPILOT_PROVIDER_API_KEY=TEST_PROVIDER_KEY,
+        COPILOT_SKIP_CLI_DOWNLOAD="1",
+        GH_AW_PROMPT=str(prompt_file),
+        GITHUB_WORKSPACE=str(workspace),
+        GH_AW_SESSION_STATE_BASE_DIR=str(state_dir),
+    )
+    env.update(overrides)
+    return env
+
+
 def prompt_mode_environment(
     home: Path,
     *,

@@ -12,7 +12,6 @@ about five seconds, whatever the send timeout.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -41,27 +40,38 @@ class SidecarWatchdog:
         self._timeout_s = timeout_s
         self._silence_limit_s = silence_limit_s
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     def start(self) -> None:
         if self._task is None:
+            self._stopping = False
             self._task = asyncio.create_task(self._watch(), name="sidecar-watchdog")
 
     async def stop(self) -> None:
+        """End the watch; returns once it has ended.
+
+        The flag ends the watch at its next round even if a ping swallows the
+        cancellation, and `asyncio.wait` (not `await task`, whose CancelledError
+        would be indistinguishable) lets a cancellation of the caller through.
+        """
         task, self._task = self._task, None
         if task is not None:
+            self._stopping = True
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait({task})
 
     async def _watch(self) -> None:
         last_answer = time.monotonic()
-        while True:
+        while not self._stopping:
             await asyncio.sleep(self._interval_s)
             if not self._connected():
                 self._on_lost("its connection was closed")
                 return
             try:
-                await asyncio.wait_for(self._ping(), self._timeout_s)
+                # Not `asyncio.wait_for`: on Python 3.11 it returns the ping's answer
+                # and swallows a cancellation that lands in the same loop turn.
+                async with asyncio.timeout(self._timeout_s):
+                    await self._ping()
             except asyncio.CancelledError:
                 raise
             except Exception:  # no answer in time, "not connected", a reset socket

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 from copilot_driver.liveness import SidecarWatchdog
@@ -71,3 +72,44 @@ async def test_an_answering_sidecar_is_never_reported_and_stop_ends_the_watch() 
     await watchdog.stop()
     await watchdog.stop()  # idempotent
     assert lost == []
+
+
+async def test_stop_ends_the_watch_even_when_a_ping_answers_at_that_moment() -> None:
+    """The ping's answer and the cancellation land in the same loop turn.
+
+    `asyncio.wait_for` (Python 3.11) then returned the answer and swallowed the
+    cancellation: the watch went on pinging and `stop()` never returned (a
+    hang seen in the test suite on a loaded machine).
+    """
+    pending: list[asyncio.Future[None]] = []
+
+    async def ping() -> None:
+        answer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        pending.append(answer)
+        await answer
+
+    watchdog = SidecarWatchdog(ping, lambda: True, [].append, interval_s=0.0, timeout_s=5.0)
+    watchdog.start()
+    while not pending:
+        await asyncio.sleep(0)
+    pending[-1].set_result(None)  # the answer arrives ...
+    async with asyncio.timeout(2.0):
+        await watchdog.stop()  # ... as the watch is cancelled, in the same loop turn
+    assert len(pending) == 1, "the watch pinged again after stop()"
+
+
+async def test_stop_lets_a_cancellation_of_its_caller_through() -> None:
+    """A cleanup step that is itself cancelled (its own bound) must not be held in stop()."""
+
+    async def ping() -> None:
+        await asyncio.sleep(0.001)
+
+    watchdog = SidecarWatchdog(ping, lambda: True, [].append, interval_s=0.01, timeout_s=1.0)
+    watchdog.start()
+    await asyncio.sleep(0.05)
+    caller = asyncio.ensure_future(watchdog.stop())
+    await asyncio.sleep(0)
+    caller.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await caller
+    assert caller.cancelled()

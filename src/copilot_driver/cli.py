@@ -16,7 +16,7 @@ from types import FrameType
 from typing import NoReturn
 
 from copilot_driver import LOG_PREFIX, __version__
-from copilot_driver.config import ConfigError, load_config
+from copilot_driver.config import ConfigError, environment_secrets, load_config
 from copilot_driver.redaction import Redactor
 from copilot_driver.result import ExitCode
 
@@ -95,10 +95,16 @@ def _validate_and_run(args: list[str]) -> int:
         return int(ExitCode.OK)
     options = [arg for arg in args if arg.startswith("-")]
     if options or len(args) > 1:
-        unexpected = options[0] if options else args[1]
+        # A secret pasted on the command line by mistake is echoed masked: the
+        # argument on its own (so a secret cut at its edges, `--token=<first
+        # characters>`, is caught), then the message (whose repr escapes the argument).
+        redactor = _environment_redactor()
+        unexpected = redactor.text(options[0] if options else args[1])
         _error(
-            f"unexpected argument {unexpected!r}: configuration comes from the environment "
-            "(see --help)"
+            redactor.text(
+                f"unexpected argument {unexpected!r}: configuration comes from the "
+                "environment (see --help)"
+            )
         )
         return int(ExitCode.CONFIG)
 
@@ -106,12 +112,7 @@ def _validate_and_run(args: list[str]) -> int:
         config = load_config(os.environ)
     except ConfigError as error:
         # Defence in depth: these messages never include secrets by design.
-        redactor = Redactor(
-            [
-                os.environ.get("COPILOT_CONNECTION_TOKEN", ""),
-                os.environ.get("COPILOT_PROVIDER_API_KEY", ""),
-            ]
-        )
+        redactor = _environment_redactor()
         for problem in error.problems:
             _error(redactor.text(problem))
         return int(ExitCode.CONFIG)
@@ -135,6 +136,11 @@ def run() -> NoReturn:
             stream.flush()
     logging.shutdown()
     os._exit(code)
+
+
+def _environment_redactor() -> Redactor:
+    """Masks the environment's secrets in errors printed before a configuration exists."""
+    return Redactor(environment_secrets(os.environ))
 
 
 def _error(message: str) -> None:

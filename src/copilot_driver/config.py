@@ -51,6 +51,9 @@ MAX_MODEL_CHARS = 200
 MAX_PROVIDER_KEY_CHARS = 4096
 """Longer keys make the CLI 1.0.102 sidecar stop answering (docs/sdk-defects.md)."""
 
+SECRET_VARIABLES = ("COPILOT_CONNECTION_TOKEN", "COPILOT_PROVIDER_API_KEY")
+"""The variables holding secrets: masked in every log, event, output and error."""
+
 _POSITIVE_INT = re.compile(r"[1-9][0-9]*")
 _NOTICE_VALUE_CHARS = 40
 _PATH_CHARS = 300
@@ -135,8 +138,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     problems: list[str] = []
     notices: list[str] = []
     token = env.get("COPILOT_CONNECTION_TOKEN", "")
-    api_key = env.get("COPILOT_PROVIDER_API_KEY", "")
-    redactor = Redactor([token, api_key])
+    redactor = Redactor(environment_secrets(env))
 
     def quote(value: str, limit: int = _NOTICE_VALUE_CHARS) -> str:
         """Echo user input: secrets masked before shortening, so no part leaks."""
@@ -248,6 +250,15 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         github_actions=env.get("GITHUB_ACTIONS", "").strip().lower() == "true",
         notices=tuple(notices),
     )
+
+
+def environment_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The secrets `env` holds, as given, for a Redactor before a DriverConfig exists.
+
+    Values are not stripped here: the connection token reaches the runtime as
+    given, and the Redactor masks both the given and the stripped form.
+    """
+    return tuple(env.get(name, "") for name in SECRET_VARIABLES)
 
 
 def resolve_session_state_base_dir(env: Mapping[str, str], cwd: Path) -> Path:

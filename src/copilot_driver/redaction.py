@@ -6,46 +6,182 @@ SDK error message, in a tool's output the model echoes, in an event. Every
 sink (logs, the events file, stdout, result.json) passes its output through
 one Redactor, whatever the code path.
 
+What is masked, for each secret:
+- the secret as given and its whitespace-stripped form (an environment
+  variable may carry a pasted newline or spaces that a runtime or a log line
+  strips), each also in the form it takes inside a JSON string (escaped
+  ASCII or not) and inside a Python repr;
+- its base64 forms, standard and URL-safe alphabet: for each of the three
+  byte alignments inside a larger encoded blob, the run of base64 characters
+  that the secret's bytes alone determine (when at least MIN_BASE64_CHARS
+  long);
+- a fragment of at least MIN_FRAGMENT_CHARS characters cut at the edge of a
+  value: a string that ends with a prefix of the secret (a truncated
+  message, a line cut at a length limit) or begins with a suffix of it.
+
 Text is redacted by substring replacement. Structured data is redacted value
 by value (and key by key), so a secret that happens to be short can never
-corrupt the JSON around it.
+corrupt the JSON around it, and the fragment rule applies to every string
+value on its own.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable
 from typing import Any
 
 MASK = "***"
 
+MIN_BASE64_CHARS = 12
+"""Shortest base64 run of a secret that is masked.
+
+12 characters carry 72 bits of the secret: a chance match in unrelated base64
+data (hashes, ids, attachments) is practically impossible, whereas a needle of
+a few characters would punch masks into ordinary encoded content. A secret too
+short to give 12 stable characters at an alignment (under about 10 bytes) is
+simply not masked in that base64 alignment; its raw forms still are.
+"""
+
+MIN_FRAGMENT_CHARS = 12
+"""Shortest cut fragment (prefix at the end, suffix at the start of a value) masked.
+
+Long enough that ordinary text never ends with 12 characters of a random token
+by chance, short enough that what stays visible of a cut secret is too little
+to use. It is also the length of the probes `json_line` searches a whole line
+for, so the no-secret path costs a fixed number of substring searches.
+"""
+
+_URLSAFE = str.maketrans("+/", "-_")
+
+
+def _encodings(form: str) -> set[str]:
+    """`form` as written raw, inside a JSON string, and inside a Python repr."""
+    return {
+        form,
+        json.dumps(form, ensure_ascii=True)[1:-1],
+        json.dumps(form, ensure_ascii=False)[1:-1],
+        repr(form)[1:-1],
+    }
+
+
+def _utf8(form: str) -> bytes:
+    """The bytes a secret had in the environment (undecodable bytes included)."""
+    try:
+        return form.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return form.encode("utf-8", "surrogatepass")
+
+
+def base64_stable_parts(data: bytes) -> set[str]:
+    """The base64 text `data` produces inside any larger blob, standard alphabet.
+
+    Base64 turns each 3-byte group into 4 characters of 6 bits. When `data`
+    starts at byte offset `a` (0, 1 or 2 mod 3) of a blob, its bits occupy
+    bits [8a, 8a + 8n) counted from the start of its first group; character
+    k covers bits [6k, 6k + 6), so it depends on `data` alone exactly when
+    8a <= 6k and 6k + 6 <= 8a + 8n. Encoding `a` zero bytes followed by
+    `data` and keeping characters ceil(8a/6) .. floor(8(a+n)/6) - 1 gives
+    that run; the characters around it mix in the neighbouring bytes.
+    Runs shorter than MIN_BASE64_CHARS are left out.
+    """
+    parts: set[str] = set()
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + data).decode("ascii")
+        first = -(-8 * offset // 6)
+        last = 8 * (offset + len(data)) // 6
+        stable = encoded[first:last]
+        if len(stable) >= MIN_BASE64_CHARS:
+            parts.add(stable)
+    return parts
+
+
+def _common_window(part: str) -> str | None:
+    """A MIN_BASE64_CHARS window of `part` spelled alike in both base64 alphabets."""
+    start = 0
+    for index, char in enumerate(part):
+        if char in "+/":
+            start = index + 1
+        elif index + 1 - start >= MIN_BASE64_CHARS:
+            return part[start : index + 1]
+    return None
+
 
 class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        needles: set[str] = set()
+        literals: set[str] = set()
+        encoded: set[str] = set()
+        probes: set[str] = set()
         for secret in secrets:
-            if not secret:
+            # A blank value is no secret (the configuration treats it as unset), and
+            # masking runs of spaces would only mangle the output.
+            if not secret.strip():
                 continue
-            needles.add(secret)
-            # The form the secret takes inside a JSON string, when it differs.
-            needles.add(json.dumps(secret, ensure_ascii=True)[1:-1])
-            needles.add(json.dumps(secret, ensure_ascii=False)[1:-1])
-            # ... and the form it takes inside a Python repr (`{value!r}` in a message).
-            needles.add(repr(secret)[1:-1])
-        # Longest first, so a secret that contains another is masked whole.
-        self._needles = tuple(sorted(needles, key=len, reverse=True))
+            for form in {secret, secret.strip()}:
+                literals |= _encodings(form)
+                for part in base64_stable_parts(_utf8(form)):
+                    urlsafe = part.translate(_URLSAFE)
+                    encoded |= {part, urlsafe}
+                    # One probe finds the part in either alphabet when some window of
+                    # it has neither "+" nor "/" (nearly always): fewer searches per line.
+                    window = _common_window(part)
+                    probes |= {window} if window else {part, urlsafe}
+        for literal in literals:
+            if len(literal) <= MIN_FRAGMENT_CHARS:
+                probes.add(literal)
+            else:
+                # Every occurrence, and every fragment cut at either edge, holds one of these.
+                probes |= {literal[:MIN_FRAGMENT_CHARS], literal[-MIN_FRAGMENT_CHARS:]}
+        # Longest first, so a secret that contains another is masked whole; ties in a
+        # fixed order, so the output does not depend on hashing.
+        self._needles = tuple(sorted(literals | encoded, key=lambda s: (-len(s), s)))
+        self._fragment_sources = tuple(
+            sorted(literal for literal in literals if len(literal) > MIN_FRAGMENT_CHARS)
+        )
+        self._probes = tuple(sorted(probes))
 
     def __bool__(self) -> bool:
         return bool(self._needles)
 
     def found_in(self, text: str) -> bool:
-        return any(needle in text for needle in self._needles)
+        """Whether `text` may hold a secret; False means `text()` leaves it unchanged.
+
+        It searches for every short needle whole and, for longer ones, for a
+        MIN_FRAGMENT_CHARS window that any occurrence or cut fragment contains:
+        a fixed number of substring searches, whatever the secrets' lengths.
+        """
+        # A plain loop: this runs on every events line, and any() over a generator
+        # adds a measurable cost per probe.
+        for probe in self._probes:  # noqa: SIM110
+            if probe in text:
+                return True
+        return False
 
     def text(self, text: str) -> str:
+        """`text` with every secret form masked, and a fragment cut at either edge."""
+        if not self.found_in(text):
+            return text
         for needle in self._needles:
             if needle in text:
                 text = text.replace(needle, MASK)
-        return text
+        return self._mask_cut_fragments(text)
+
+    def _mask_cut_fragments(self, text: str) -> str:
+        head_end = 0  # text[:head_end] is the end of a secret
+        tail_start = len(text)  # text[tail_start:] is the beginning of a secret
+        for secret in self._fragment_sources:
+            head_end = max(head_end, _leading_suffix(text, secret))
+            tail_start = min(tail_start, _trailing_prefix(text, secret))
+        if head_end == 0 and tail_start == len(text):
+            return text
+        if head_end >= tail_start:
+            return MASK
+        return (
+            (MASK if head_end else "")
+            + text[head_end:tail_start]
+            + (MASK if tail_start < len(text) else "")
+        )
 
     def value(self, value: Any) -> Any:
         """Redact every string inside a JSON-like value (keys included)."""
@@ -65,12 +201,44 @@ class Redactor:
     def json_line(self, record: dict[str, Any]) -> str:
         """Serialise `record` as one compact JSON line, secrets masked.
 
-        The fast path serialises once and only walks the structure when a
-        secret is actually present.
+        The fast path serialises once and only walks the structure when the
+        line may hold a secret, a base64 form of one or a fragment of one
+        (`found_in`); the walk masks value by value.
         """
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
-        if self._needles and self.found_in(line):
+        if self._probes and self.found_in(line):
             line = json.dumps(
                 self.value(record), ensure_ascii=False, separators=(",", ":"), default=str
             )
         return line
+
+
+def _leading_suffix(text: str, secret: str) -> int:
+    """Length of the longest start of `text` that ends `secret` (0 if under the minimum).
+
+    Such a start holds the secret's last MIN_FRAGMENT_CHARS characters and is
+    no longer than the secret, so only that window of `text` is searched.
+    """
+    tail = secret[-MIN_FRAGMENT_CHARS:]
+    end = min(len(text), len(secret))
+    while (found := text.rfind(tail, 0, end)) >= 0:
+        length = found + MIN_FRAGMENT_CHARS
+        if secret.endswith(text[:length]):
+            return length
+        end = length - 1
+    return 0
+
+
+def _trailing_prefix(text: str, secret: str) -> int:
+    """Where the longest end of `text` that begins `secret` starts (len(text) if none).
+
+    Such an end holds the secret's first MIN_FRAGMENT_CHARS characters and is
+    no longer than the secret, so only that window of `text` is searched.
+    """
+    head = secret[:MIN_FRAGMENT_CHARS]
+    found = text.find(head, max(0, len(text) - len(secret)))
+    while found >= 0:
+        if secret.startswith(text[found:]):
+            return found
+        found = text.find(head, found + 1)
+    return len(text)

@@ -171,6 +171,49 @@ def test_leading_positional_argument_is_ignored(
     assert "GH_AW_PROMPT" in lines[0]
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["/usr/bin/copilot", TOKEN],
+        [f"--token={TOKEN}"],
+        [f"--{TOKEN}"],
+        ["/usr/bin/copilot", f"--token={TOKEN[:14]}"],
+        ["/usr/bin/copilot", f"{TOKEN[-13:]}"],
+    ],
+)
+@pytest.mark.parametrize("around", ["", "\n", "  "])
+def test_unexpected_argument_masks_the_environment_secrets(
+    argv: list[str],
+    around: str,
+    capsys: pytest.CaptureFixture[str],
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    # The token in the environment may carry a pasted newline or spaces: the
+    # argument, typed without them, is masked all the same.
+    clean_env.setenv("COPILOT_CONNECTION_TOKEN", around + TOKEN + around)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    (line,) = _error_lines(err)
+    assert "unexpected argument" in line
+    assert "***" in line
+    assert TOKEN[:12] not in line
+    assert TOKEN[-12:] not in line
+
+
+def test_unexpected_argument_masks_the_provider_key(
+    capsys: pytest.CaptureFixture[str], clean_env: pytest.MonkeyPatch
+) -> None:
+    key = "cli-canary-key-0a9b-7f7f"
+    clean_env.setenv("COPILOT_PROVIDER_API_KEY", key)
+    assert main(["/usr/bin/copilot", "--key", key]) == 2
+    assert "--key" in capsys.readouterr().err
+    assert main(["/usr/bin/copilot", key]) == 2
+    err = capsys.readouterr().err
+    assert key not in err
+    assert "'***'" in err
+
+
 def test_main_reads_sys_argv_by_default(
     capsys: pytest.CaptureFixture[str], clean_env: pytest.MonkeyPatch
 ) -> None:
@@ -222,6 +265,43 @@ def test_module_entry_point_never_prints_the_token(tmp_path: Path) -> None:
     assert len(lines) == 3
     assert "bad_***" in completed.stderr
     assert token not in completed.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["{secret}"],
+        ["/usr/bin/copilot", "{secret}"],
+        ["--token={secret}"],
+        ["/usr/bin/copilot", "--token={cut}"],
+    ],
+)
+def test_module_entry_point_never_echoes_a_secret_argument(args: list[str]) -> None:
+    """`python -m copilot_driver <secret>`: a lone positional argument is the ignored
+    copilot binary (the configuration errors follow); any other is refused. Either way
+    exit 2, and the secret from the environment never reaches stderr."""
+    secret = "Zq9canaryTOKEN4471-argv-9c1d"
+    argv = [arg.format(secret=secret, cut=secret[:15]) for arg in args]
+    completed = subprocess.run(
+        [sys.executable, "-m", "copilot_driver", *argv],
+        env=_subprocess_env(COPILOT_CONNECTION_TOKEN=secret + "\n"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    lines = _error_lines(completed.stderr)
+    assert secret[:12] not in completed.stderr
+    assert secret[-12:] not in completed.stderr
+    if len(argv) == 1 and not argv[0].startswith("-"):
+        assert "unexpected argument" not in completed.stderr
+        assert len(lines) == len(REQUIRED) - 1  # the token is set
+    else:
+        (line,) = lines
+        assert "unexpected argument '" in line
+        assert "***" in line
 
 
 def test_config_error_masks_a_token_echoed_in_repr_form(

@@ -225,6 +225,39 @@ async def test_path_escapes_are_refused_and_the_model_is_told_why(
     assert not [e for e in events if e.raw_type == "file.modified"]
 
 
+async def test_symlinks_inside_and_hard_links_are_refused_and_the_model_is_told_why(
+    server: ScriptedModelServer, workspace: Path, outside: Path
+) -> None:
+    (workspace / "src-link").symlink_to("src")  # points inside, still not followed
+    (workspace / "src" / "linked.txt").hardlink_to(outside / "secret.txt")
+    attempts = (
+        ToolCall("read_file", {"path": "src-link/main.py"}),
+        ToolCall("list_directory", {"path": "src-link"}),
+        ToolCall("read_file", {"path": "src/linked.txt"}),
+        ToolCall("write_file", {"path": "src/linked.txt", "content": "pwned"}),
+        ToolCall("edit_file", {"path": "src/linked.txt", "old_str": "top", "new_str": "no"}),
+        ToolCall("read_file", {"path": "src/main.py"}),
+    )
+    server.script = calls_then_reply("LINKS", attempts, "I used the real paths.")
+
+    result, _ = await run_turn(server, workspace, "LINKS please")
+
+    assert result.ok, result.error
+    assert (outside / "secret.txt").read_text() == "top secret\n"
+    told = tool_results(server)
+    assert len(told) == len(attempts)
+    assert told[0] == (
+        "error: path 'src-link/main.py' goes through the symlink 'src-link'; symlinks are "
+        "not followed (one can lead outside the project root): use the real path of the "
+        "file or directory inside the project"
+    )
+    assert told[1].startswith("error: path 'src-link' is a symlink;")
+    for refused in told[2:5]:
+        assert refused.startswith("error: src/linked.txt has 2 hard links")
+    assert not any("top secret" in message for message in told)
+    assert told[5].startswith("   1\tdef greet():")
+
+
 # -- edits that must not happen ---------------------------------------------------------------
 
 

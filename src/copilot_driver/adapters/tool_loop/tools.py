@@ -8,8 +8,12 @@ reads the file again and retries).
 
 Differences from the seed:
 
-- Paths go through `sandbox.resolve_path` (absolute paths and symlinks out
-  of the project are refused too, not only `..`).
+- Paths go through `sandbox.locate` (absolute paths, symlinks and
+  hard-linked files are refused too, not only `..`). Each tool works on
+  the file descriptors `locate` opens beneath the root, never on a path
+  string resolved again, so nothing swapped in meanwhile is followed.
+  Writes replace a file's content in place (truncate, then write, through
+  the descriptor that passed the checks), as the seed's `write_bytes` did.
 - Results longer than `max_result_chars` are cut, with a note saying how
   much was cut (the seed sends everything, which can fill the context
   window). `read_file` cuts at a line boundary and says which `start_line`
@@ -21,6 +25,8 @@ Differences from the seed:
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import stat
@@ -29,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from copilot_driver.adapters.tool_loop.sandbox import PathError, display_path, resolve_path
+from copilot_driver.adapters.tool_loop.sandbox import PathError, Target, check_regular, locate
 
 MAX_EDIT_BYTES = 10 * 1024 * 1024
 """edit_file holds the whole file in memory twice; larger files are refused."""
@@ -181,38 +187,49 @@ class Toolbox:
     # -- the tools ---------------------------------------------------------
 
     def read_file(self, args: dict[str, Any]) -> ToolOutcome:
-        path, shown = self._path(args)
         start = _optional_int(args, "start_line", minimum=1) or 1
         end = _optional_int(args, "end_line", minimum=1)
         if end is not None and end < start:
             raise ToolError(f"end_line {end} is before start_line {start}")
-        if path.is_dir():
-            raise ToolError(f"{shown} is a directory; use list_directory")
-        _regular_file(path, shown, must_exist=True)
-        with path.open("rb") as raw:
-            head = raw.read(_BINARY_SNIFF_BYTES)
-        if b"\x00" in head:
-            size = path.stat().st_size
-            raise ToolError(f"{shown} is a binary file ({size} bytes); it cannot be shown")
+        with locate(self.root, _path(args)) as target:
+            shown = target.shown
+            status = target.lstat()
+            if status is not None and stat.S_ISDIR(status.st_mode):
+                raise ToolError(f"{shown} is a directory; use list_directory")
+            _require_file(status, shown)
+            fd, _ = target.open_file(os.O_RDONLY)
+            with open(fd, "rb") as raw:
+                head = raw.read(_BINARY_SNIFF_BYTES)
+                if b"\x00" in head:
+                    size = os.fstat(fd).st_size
+                    raise ToolError(f"{shown} is a binary file ({size} bytes); it cannot be shown")
+                raw.seek(0)
+                with io.TextIOWrapper(
+                    raw, encoding="utf-8", errors="replace", newline=None
+                ) as text:
+                    return self._numbered(text, shown, start, end)
+
+    def _numbered(
+        self, text: io.TextIOWrapper, shown: str, start: int, end: int | None
+    ) -> ToolOutcome:
         budget = self.max_result_chars - _NOTE_RESERVE
         lines: list[str] = []
         used = 0
         total = 0
         stopped_at: int | None = None
-        with path.open(encoding="utf-8", errors="replace", newline=None) as text:
-            for total, line in enumerate(text, start=1):
-                if total < start or (end is not None and total > end) or stopped_at:
+        for total, line in enumerate(text, start=1):
+            if total < start or (end is not None and total > end) or stopped_at:
+                continue
+            content = line.removesuffix("\n")
+            numbered = f"{total:>4}\t{content}"
+            if used + len(numbered) + 1 > budget:
+                if lines:
+                    stopped_at = total
                     continue
-                content = line.removesuffix("\n")
-                numbered = f"{total:>4}\t{content}"
-                if used + len(numbered) + 1 > budget:
-                    if lines:
-                        stopped_at = total
-                        continue
-                    extra = len(numbered) - budget
-                    numbered = numbered[:budget] + f" [... {extra} more characters on this line]"
-                lines.append(numbered)
-                used += len(numbered) + 1
+                extra = len(numbered) - budget
+                numbered = numbered[:budget] + f" [... {extra} more characters on this line]"
+            lines.append(numbered)
+            used += len(numbered) + 1
         if total == 0:
             return ToolOutcome(f"({shown} is empty)")
         if start > total:
@@ -226,14 +243,21 @@ class Toolbox:
         return ToolOutcome("\n".join(lines))
 
     def write_file(self, args: dict[str, Any]) -> ToolOutcome:
-        path, shown = self._path(args)
+        path = _path(args)
         content = _string(args, "content")
-        if path.is_dir():
-            raise ToolError(f"{shown} is a directory; give a file path")
-        existed = _regular_file(path, shown, must_exist=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = _encode(content, "content")
-        path.write_bytes(data)
+        with locate(self.root, path, make_parents=True) as target:
+            shown = target.shown
+            status = target.lstat()
+            if status is not None and stat.S_ISDIR(status.st_mode):
+                raise ToolError(f"{shown} is a directory; give a file path")
+            if status is not None:
+                check_regular(status, shown)
+            fd, existed = _open_for_writing(target)
+            try:
+                _replace_content(fd, data)
+            finally:
+                os.close(fd)
         what = "replaced" if existed else "created"
         return ToolOutcome(
             f"{what} {shown}: {_plural(_line_count(content), 'line')}, "
@@ -242,26 +266,47 @@ class Toolbox:
         )
 
     def edit_file(self, args: dict[str, Any]) -> ToolOutcome:
-        path, shown = self._path(args)
+        path = _path(args)
         old = _string(args, "old_str")
         new = _string(args, "new_str")
         if not old:
             raise ToolError("old_str is empty; give the exact text to replace")
         if old == new:
             raise ToolError("old_str and new_str are the same; nothing would change")
-        if path.is_dir():
-            raise ToolError(f"{shown} is a directory; give a file path")
-        if not path.exists():
-            raise ToolError(f"{shown} does not exist; use write_file to create it")
-        _regular_file(path, shown, must_exist=True)
-        size = path.stat().st_size
+        with locate(self.root, path) as target:
+            shown = target.shown
+            status = _lstat_or_missing(target)
+            if status is not None and stat.S_ISDIR(status.st_mode):
+                raise ToolError(f"{shown} is a directory; give a file path")
+            if status is None:
+                raise ToolError(f"{shown} does not exist; use write_file to create it")
+            check_regular(status, shown)
+            writable = True
+            try:
+                fd, opened = target.open_file(os.O_RDWR)
+            except PermissionError:
+                # Readable but not writable: the match is still checked first, as
+                # the model learns more from "not found" than from the permission.
+                fd, opened = target.open_file(os.O_RDONLY)
+                writable = False
+            try:
+                edited, line = self._edited(fd, opened.st_size, shown, old, new)
+                if not writable:
+                    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+                _replace_content(fd, edited)
+            finally:
+                os.close(fd)
+        return ToolOutcome(f"edited {shown}: replaced 1 match at line {line}", modified=shown)
+
+    def _edited(self, fd: int, size: int, shown: str, old: str, new: str) -> tuple[bytes, int]:
+        """The file's new content with `old` replaced, and the line of the match."""
         if size > MAX_EDIT_BYTES:
             raise ToolError(
                 f"{shown} is {size} bytes, over the {MAX_EDIT_BYTES}-byte edit limit; "
                 "use write_file"
             )
         try:
-            text = path.read_bytes().decode("utf-8")
+            text = _read_all(fd).decode("utf-8")
         except UnicodeDecodeError:
             raise ToolError(f"{shown} is not UTF-8 text; use write_file to replace it") from None
         starts = _occurrences(text, old)
@@ -284,42 +329,48 @@ class Toolbox:
                 "it must occur exactly once: include more surrounding lines to make it unique"
             )
         at = starts[0]
-        path.write_bytes(_encode(text[:at] + new + text[at + len(old) :], "new_str"))
-        line = text.count("\n", 0, at) + 1
-        return ToolOutcome(f"edited {shown}: replaced 1 match at line {line}", modified=shown)
+        edited = _encode(text[:at] + new + text[at + len(old) :], "new_str")
+        return edited, text.count("\n", 0, at) + 1
 
     def list_directory(self, args: dict[str, Any]) -> ToolOutcome:
         if args.get("path") is None:
             args = {**args, "path": "."}
-        path, shown = self._path(args)
-        if not path.is_dir():
-            what = "does not exist" if not path.exists() else "is not a directory"
-            raise ToolError(f"{shown} {what}")
-        names = []
-        with os.scandir(path) as entries:
-            for entry in entries:
-                names.append(entry.name + ("/" if _is_dir(entry) else ""))
+        with locate(self.root, _path(args)) as target:
+            shown = target.shown
+            status = _lstat_or_missing(target)
+            if status is None or not stat.S_ISDIR(status.st_mode):
+                what = "does not exist" if status is None else "is not a directory"
+                raise ToolError(f"{shown} {what}")
+            fd = target.open_directory()
+            try:
+                with os.scandir(fd) as entries:
+                    names = [entry.name + ("/" if _is_dir(entry) else "") for entry in entries]
+            finally:
+                os.close(fd)
         if not names:
             return ToolOutcome(f"({shown} is an empty directory)")
         return ToolOutcome("\n".join(sorted(names)))
 
     def _os_error(self, exc: OSError) -> str:
-        """The error as the model should see it: paths relative to the project."""
+        """The error as the model should see it: paths relative to the project.
+
+        `sandbox.locate` names its errors by the project-relative path; an
+        absolute name is shown only when it is inside the project.
+        """
         message = exc.strerror or str(exc)
-        if isinstance(exc.filename, str):
+        if isinstance(exc.filename, str) and exc.filename:
             name = Path(exc.filename)
-            shown = name.relative_to(self.root).as_posix() if name.is_relative_to(self.root) else ""
-            if shown:
-                message += f": {shown}"
+            if not name.is_absolute():
+                message += f": {exc.filename}"
+            elif name.is_relative_to(self.root):
+                message += f": {name.relative_to(self.root).as_posix()}"
         return message
 
-    # -- argument helpers --------------------------------------------------
 
-    def _path(self, args: Mapping[str, Any]) -> tuple[Path, str]:
-        if "path" not in args:
-            raise ToolError("the path argument is missing")
-        path = resolve_path(self.root, args["path"])
-        return path, display_path(self.root, path)
+def _path(args: Mapping[str, Any]) -> object:
+    if "path" not in args:
+        raise ToolError("the path argument is missing")
+    return args["path"]
 
 
 def _string(args: Mapping[str, Any], name: str) -> str:
@@ -339,18 +390,55 @@ def _optional_int(args: Mapping[str, Any], name: str, *, minimum: int) -> int | 
     return value
 
 
-def _regular_file(path: Path, shown: str, *, must_exist: bool) -> bool:
-    """Whether `path` exists; ToolError when it is missing (and must exist) or is
-    something else than a plain file (a FIFO would block the tool forever)."""
+def _require_file(status: os.stat_result | None, shown: str) -> None:
+    """ToolError when the path is missing; PathError when it is not a plain file."""
+    if status is None:
+        raise ToolError(f"{shown} does not exist")
+    check_regular(status, shown)
+
+
+def _lstat_or_missing(target: Target) -> os.stat_result | None:
+    """`target.lstat()`, with a file where a directory should be counted as missing
+    (as `Path.exists()` does, which edit_file and list_directory answer by)."""
     try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        if must_exist:
-            raise ToolError(f"{shown} does not exist") from None
-        return False
-    if not stat.S_ISREG(mode):
-        raise ToolError(f"{shown} is not a regular file (a device, socket or pipe)")
-    return True
+        return target.lstat()
+    except NotADirectoryError:
+        return None
+
+
+def _open_for_writing(target: Target) -> tuple[int, bool]:
+    """The file opened for writing, and whether it existed; never truncated yet."""
+    for _ in range(3):
+        try:
+            fd, _status = target.open_file(os.O_WRONLY)
+        except FileNotFoundError:
+            pass
+        else:
+            return fd, True
+        try:
+            fd, _status = target.create_file()
+        except FileExistsError:
+            continue  # made meanwhile: open it
+        return fd, False
+    raise ToolError(f"{target.shown} keeps appearing and disappearing; try again")
+
+
+def _replace_content(fd: int, data: bytes) -> None:
+    """Make `data` the whole content of the open file (in place, same file)."""
+    os.ftruncate(fd, 0)
+    view = memoryview(data)
+    offset = 0
+    while offset < len(view):
+        offset += os.pwrite(fd, view[offset:], offset)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def _encode(text: str, argument: str) -> bytes:
@@ -381,7 +469,8 @@ def _line_count(text: str) -> int:
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """A directory, not a symlink to one: the tools would refuse to follow it."""
     try:
-        return entry.is_dir()
+        return entry.is_dir(follow_symlinks=False)
     except OSError:
         return False

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import random
+import shutil
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -319,6 +327,234 @@ def test_a_listing_over_the_limit_is_truncated_with_a_note(box: Toolbox, root: P
     assert len(outcome.result) <= LIMIT
     assert "[truncated:" in outcome.result
     assert "characters not shown" in outcome.result
+
+
+# -- symlinks and hard links ---------------------------------------------------------
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    path = tmp_path / "outside"
+    path.mkdir()
+    (path / "secret.txt").write_text("outside secret\n")
+    return path
+
+
+@pytest.fixture
+def links(root: Path, outside: Path) -> Path:
+    """dir/ with a file, and a symlink at every position of a path, in and out."""
+    (root / "dir").mkdir()
+    (root / "dir" / "file.txt").write_text("inside\n")
+    (root / "link-in").symlink_to("dir")
+    (root / "dir" / "link-out").symlink_to(outside)
+    (root / "dir" / "file-link").symlink_to(outside / "secret.txt")
+    (root / "file-in").symlink_to(root / "dir" / "file.txt")
+    (root / "dangling").symlink_to(outside / "not-yet.txt")
+    (root / "dir" / "dangling-dir").symlink_to(root / "missing-dir")
+    (root / "loop").symlink_to("loop")
+    return outside
+
+
+_SYMLINKED = [
+    "link-in/file.txt",  # the first component, pointing inside
+    "dir/link-out/secret.txt",  # a middle component, pointing outside
+    "dir/file-link",  # the last component, a file outside
+    "file-in",  # the last component, a file inside
+    "link-in",  # the only component, a directory inside
+    "dangling",  # the last component, dangling (a file that could be created outside)
+    "dir/dangling-dir/new.txt",  # a middle component, dangling
+    "loop",  # a symlink loop, last
+    "loop/x",  # a symlink loop, on the way
+]
+_EVERY_TOOL = [
+    ("read_file", {}),
+    ("write_file", {"content": "pwned\n"}),
+    ("edit_file", {"old_str": "secret", "new_str": "pwned"}),
+    ("list_directory", {}),
+]
+
+
+@pytest.mark.parametrize("path", _SYMLINKED)
+@pytest.mark.parametrize(("name", "extra"), _EVERY_TOOL, ids=[n for n, _ in _EVERY_TOOL])
+def test_a_symlink_anywhere_in_the_path_is_refused_by_every_tool(
+    box: Toolbox,
+    root: Path,
+    links: Path,
+    name: str,
+    extra: dict[str, Any],
+    path: str,
+) -> None:
+    outcome = call(box, name, path=path, **extra)
+    assert outcome.is_error
+    assert outcome.modified is None
+    assert "symlink" in outcome.result
+    assert "symlinks are not followed" in outcome.result
+    assert "outside secret" not in outcome.result
+    assert (links / "secret.txt").read_text() == "outside secret\n"
+    assert sorted(p.name for p in links.iterdir()) == ["secret.txt"]
+    assert (root / "dir" / "file.txt").read_text() == "inside\n"
+    assert not (root / "missing-dir").exists()
+
+
+def test_a_symlink_refusal_names_the_link_and_says_what_to_do(
+    box: Toolbox, root: Path, links: Path
+) -> None:
+    outcome = call(box, "read_file", path="link-in/file.txt")
+    assert outcome.result == (
+        "error: path 'link-in/file.txt' goes through the symlink 'link-in'; symlinks are "
+        "not followed (one can lead outside the project root): use the real path of the "
+        "file or directory inside the project"
+    )
+    assert call(box, "read_file", path="dir/file.txt").result == "   1\tinside"
+
+
+def test_a_listing_shows_symlinks_as_plain_names_not_as_directories(
+    box: Toolbox, root: Path, links: Path
+) -> None:
+    assert call(box, "list_directory").result == "dangling\ndir/\nfile-in\nlink-in\nloop"
+    listed = call(box, "list_directory", path="dir").result
+    assert listed == "dangling-dir\nfile-link\nfile.txt\nlink-out"
+
+
+@pytest.mark.parametrize(("name", "extra"), _EVERY_TOOL[:3], ids=[n for n, _ in _EVERY_TOOL[:3]])
+def test_a_file_hard_linked_to_one_outside_is_neither_read_nor_written(
+    box: Toolbox, root: Path, outside: Path, name: str, extra: dict[str, Any]
+) -> None:
+    (root / "linked.txt").hardlink_to(outside / "secret.txt")
+    before = os.stat(outside / "secret.txt")
+    outcome = call(box, name, path="linked.txt", **extra)
+    assert outcome.is_error
+    assert outcome.result == (
+        "error: linked.txt has 2 hard links (the same file under other names, which may be "
+        "outside the project root); hard-linked files are neither read nor written: "
+        "use another file"
+    )
+    assert (outside / "secret.txt").read_text() == "outside secret\n"
+    assert os.stat(outside / "secret.txt").st_mtime_ns == before.st_mtime_ns
+
+
+def test_a_file_hard_linked_inside_the_project_is_refused_too(box: Toolbox, root: Path) -> None:
+    (root / "a.txt").write_text("one\n")
+    (root / "b.txt").hardlink_to(root / "a.txt")
+    assert "has 2 hard links" in call(box, "read_file", path="a.txt").result
+    assert "has 2 hard links" in call(box, "write_file", path="b.txt", content="x").result
+    assert (root / "a.txt").read_text() == "one\n"
+
+
+def test_write_file_replaces_the_content_of_the_same_file(box: Toolbox, root: Path) -> None:
+    (root / "w.txt").write_text("old")
+    inode = os.stat(root / "w.txt").st_ino
+    assert not call(box, "write_file", path="w.txt", content="new").is_error
+    assert not call(box, "edit_file", path="w.txt", old_str="new", new_str="newer").is_error
+    assert os.stat(root / "w.txt").st_ino == inode
+    assert (root / "w.txt").read_text() == "newer"
+
+
+# -- the race: a directory swapped for a symlink while the tools run -----------------------
+
+_RACE_SECONDS = 2.0
+_RACE_OPERATIONS = 3000
+
+
+class _Swapper(threading.Thread):
+    """Swaps `sub` for a symlink to `outside` and back, as fast as it can.
+
+    A `write_file` that lands while `sub` is missing re-creates it as a real
+    directory (inside the project, so allowed); the swapper then removes that
+    one to put its symlink or the real directory back.
+    """
+
+    def __init__(self, sub: Path, outside: Path) -> None:
+        super().__init__(daemon=True)
+        self.sub = sub
+        self.away = sub.with_name(".sub-away")
+        self.outside = outside
+        self.stop = threading.Event()
+        self.swaps = 0
+        self.failure: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                os.rename(self.sub, self.away)
+                self._replace_with(lambda: os.symlink(self.outside, self.sub))
+                os.unlink(self.sub)
+                self._replace_with(lambda: os.rename(self.away, self.sub))
+                self.swaps += 1
+                # Let the tools run against the real directory too: without a pause the
+                # thread mostly waits for the GIL with the symlink in place.
+                time.sleep(0.0002)
+        except BaseException as exc:
+            self.failure = exc
+
+    def _replace_with(self, put: Callable[[], None]) -> None:
+        while True:
+            try:
+                put()
+            except OSError as exc:
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+                shutil.rmtree(self.sub, ignore_errors=True)
+            else:
+                return
+
+
+def test_a_directory_swapped_for_a_symlink_during_the_calls_never_leads_outside(
+    tmp_path: Path,
+) -> None:
+    secret = f"SECRET-{uuid.uuid4().hex}"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    # The same names as inside, so that any operation redirected through the
+    # symlink would succeed out there; an edit there would find its old_str.
+    (outside / "file.txt").write_text(f"{secret} A\n")
+    (outside / "out.txt").write_text(f"{secret} out\n")
+    (outside / f"{secret}.txt").write_text(f"{secret}\n")  # shows in a listing
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in outside.iterdir()}
+    project = tmp_path / "project"
+    sub = project / "sub"
+    sub.mkdir(parents=True)
+    (sub / "file.txt").write_text("inside A\n")
+    box = Toolbox(resolve_root(project), max_result_chars=LIMIT)
+    operations = [
+        ("read_file", {"path": "sub/file.txt"}),
+        ("write_file", {"path": "sub/out.txt", "content": "written inside\n"}),
+        ("edit_file", {"path": "sub/file.txt", "old_str": "A\n", "new_str": "B\n"}),
+        ("edit_file", {"path": "sub/file.txt", "old_str": "B\n", "new_str": "A\n"}),
+        ("list_directory", {"path": "sub"}),
+    ]
+    attempted = refused_symlinks = 0
+    succeeded: Counter[str] = Counter()
+    seen_outside: list[str] = []
+    # A random order, so that no operation keeps landing in the same phase of a swap.
+    pick = random.Random(0).choice
+    swapper = _Swapper(sub, outside)
+    swapper.start()
+    deadline = time.monotonic() + _RACE_SECONDS
+    try:
+        while attempted < _RACE_OPERATIONS and time.monotonic() < deadline:
+            name, arguments = pick(operations)
+            outcome = box.execute(name, json.dumps(arguments))
+            attempted += 1
+            succeeded[name] += not outcome.is_error
+            refused_symlinks += "symlinks are not followed" in outcome.result
+            if secret in outcome.result:
+                seen_outside.append(outcome.result)
+    finally:
+        swapper.stop.set()
+        swapper.join()
+    assert swapper.failure is None, swapper.failure
+    after = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in outside.iterdir()}
+    print(
+        f"race: {attempted} operations, {succeeded.total()} succeeded {dict(succeeded)}, "
+        f"{refused_symlinks} refused at a symlink, {swapper.swaps} swaps"
+    )
+    assert seen_outside == []  # nothing outside was read or listed
+    assert after == before  # nothing outside was written, created or touched
+    # Not vacuous: the tools worked, the swaps happened, and calls ran into them.
+    assert min(succeeded[name] for name, _ in operations) > 0
+    assert swapper.swaps >= 50
+    assert refused_symlinks > 0
 
 
 # -- the dispatcher ---------------------------------------------------------------------

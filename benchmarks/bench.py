@@ -15,7 +15,14 @@ spread (min-max):
 - the events sink: events per second for 100k synthetic events, and the
   memory it holds meanwhile;
 - permission decisions per second (a three-segment shell command, a write,
-  an MCP tool); the target is checked on the slowest kind.
+  an MCP tool); the target is checked on the slowest kind;
+- the decision time of long shell commands (4, 16 and 64 KiB, in shapes that
+  stress each part of the reader: many words, one quoted word, brace-laden
+  revisions, a long chain, continuations, an unclosed-brace run, a long sed
+  script, many quoted or escaped words, many tiny commands, an unterminated
+  quote): the slowest 64 KiB decision, and how much slower 64 KiB is than
+  4 KiB (16 when linear; the target allows 32; lines over the reader's limits
+  are refused early, which only lowers the ratio).
 
 Prints a markdown table; `--json FILE` also writes every figure.
 """
@@ -76,7 +83,24 @@ TARGETS = {
     "peak_rss_mb": ("<=", 80.0),
     "sink_events_per_s": (">=", 50_000.0),
     "decision_us": ("<", 50.0),
+    "long_command_ms": ("<", 50.0),
+    "long_command_growth": ("<=", 32.0),
 }
+LONG_COMMAND_KIB = (4, 16, 64)
+LONG_COMMAND_SHAPES = {
+    "words": ("git log ", "x "),
+    "quoted": ("git commit -m '", "a b "),
+    "revisions": ("git log ", "HEAD@{1} "),
+    "chain": ("git status", " && git status"),
+    "continuations": ("git log", " \\\n  -5"),
+    "unclosed-braces": ("git log ", "{a"),
+    "sed-script": ("sed -n '", "s/a/b/g;"),
+    "quoted-words": ("git log ", "'a' "),
+    "escaped-words": ("git log ", "\\a "),
+    "tiny-commands": ("ls", ";ls"),
+    "unterminated-quote": ('git log "', "a"),
+}
+"""Shape -> (head, piece repeated up to the size); a `'` is closed at the end if opened."""
 
 
 def _run(argv: Sequence[str], env: dict[str, str], timeout: float = 120) -> dict[str, Any]:
@@ -209,6 +233,35 @@ def bench_policy(rounds: int = 20_000) -> dict[str, float]:
     }
 
 
+def long_command(shape: str, kib: int) -> str:
+    head, piece = LONG_COMMAND_SHAPES[shape]
+    text = head + piece * ((kib * 1024 - len(head)) // len(piece))
+    return text + "' F" if head.endswith("'") else text
+
+
+def bench_long_commands(rounds: int = 5) -> dict[str, Any]:
+    """Decision time per shape and size (best of `rounds`), and the 64 vs 4 KiB growth."""
+    rules = ("shell(git:*)", "shell(sed:*)")
+    policy = Policy(PermissionConfig(allowed_tools=rules))
+    times: dict[str, dict[int, float]] = {}
+    for shape in LONG_COMMAND_SHAPES:
+        times[shape] = {}
+        for kib in LONG_COMMAND_KIB:
+            request = {"kind": "shell", "fullCommandText": long_command(shape, kib)}
+            best = float("inf")
+            for _ in range(rounds):
+                started = time.perf_counter()
+                policy.decide(request)
+                best = min(best, time.perf_counter() - started)
+            times[shape][kib] = best * 1000
+    small, large = LONG_COMMAND_KIB[0], LONG_COMMAND_KIB[-1]
+    return {
+        "ms": times,
+        "slowest_64kib_ms": max(t[large] for t in times.values()),
+        "growth": max(t[large] / t[small] for t in times.values()),
+    }
+
+
 def _median_ms(argv: Sequence[str], env: dict[str, str], runs: int) -> dict[str, float]:
     return _summary([_run(argv, env)["wall_ms"] for _ in range(runs)])
 
@@ -273,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     results["config_error_ms"] = config_error
     results["sink"] = bench_sink()
     results["policy"] = bench_policy()
+    results["long_commands"] = bench_long_commands()
     results["targets"] = _check_targets(results)
     args.json.write_text(json.dumps(results, indent=2) + "\n")
     print(_markdown(results))
@@ -317,6 +371,8 @@ def _check_targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "peak_rss_mb": max(results["drivers"][OURS][t]["rss_mb"]["max"] for t in ("plain", "tool")),
         "sink_events_per_s": results["sink"]["events_per_s"],
         "decision_us": results["policy"]["decision_us"],
+        "long_command_ms": results["long_commands"]["slowest_64kib_ms"],
+        "long_command_growth": results["long_commands"]["growth"],
     }
     checked = {}
     for name, value in measured.items():
@@ -366,6 +422,15 @@ def _markdown(results: dict[str, Any]) -> str:
         f"policy: {policy['decisions_per_s']:.0f} decisions/s (shell {policy['shell_us']:.1f} us, "
         f"write {policy['write_us']:.1f} us, mcp {policy['mcp_us']:.1f} us)."
     )
+    long = results["long_commands"]["ms"]
+    lines += [
+        "",
+        "| long shell command | " + " | ".join(f"{k} KiB" for k in LONG_COMMAND_KIB) + " |",
+    ]
+    lines.append("|---|" + "---|" * len(LONG_COMMAND_KIB))
+    for shape, by_size in long.items():
+        cells = " | ".join(f"{by_size[k]:.2f} ms" for k in LONG_COMMAND_KIB)
+        lines.append(f"| {shape} | {cells} |")
     return "\n".join(lines)
 
 

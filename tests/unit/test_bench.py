@@ -50,6 +50,16 @@ def test_the_policy_benchmark_decides() -> None:
     assert result["decisions_per_s"] > 0
 
 
+def test_the_long_command_benchmark_builds_each_shape_to_size() -> None:
+    bench = _bench()
+    for shape in bench.LONG_COMMAND_SHAPES:
+        command = bench.long_command(shape, 4)
+        assert 4 * 1024 - 16 <= len(command) <= 4 * 1024 + 4, shape
+    result = bench.bench_long_commands(rounds=1)
+    assert set(result["ms"]) == set(bench.LONG_COMMAND_SHAPES)
+    assert result["growth"] > 0
+
+
 def test_targets_are_checked_against_their_bounds() -> None:
     bench = _bench()
 
@@ -63,6 +73,7 @@ def test_targets_are_checked_against_their_bounds() -> None:
         "config_error_ms": summary(40),
         "sink": {"events_per_s": 60_000.0},
         "policy": {"decision_us": 60.0},
+        "long_commands": {"slowest_64kib_ms": 12.0, "growth": 40.0},
     }
     checked = bench._check_targets(results)
     assert checked["plain_wall_ms"]["met"]
@@ -70,3 +81,5 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert not checked["peak_rss_mb"]["met"]
     assert checked["sink_events_per_s"]["met"]
     assert not checked["decision_us"]["met"]
+    assert checked["long_command_ms"]["met"]
+    assert not checked["long_command_growth"]["met"]

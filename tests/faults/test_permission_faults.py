@@ -9,12 +9,12 @@ left behind. Measured on a loaded 2-CPU machine (load average 6-8); the
 runtime, not the driver, sets the pace: about 25 ms of sidecar CPU per tool
 call, the driver's handler takes microseconds.
 
-1. The adversarial shell table, replayed: 184 hostile commands in the
-   spirit of the unit table (`tests/unit/test_permissions_shell.py::_DENIED`:
+1. The adversarial shell table, replayed: 186 hostile commands in the
+   spirit of the shared table (`tests/helpers/shell_corpus.py::ADVERSARIAL`:
    chaining, pipes, newlines, command and process substitution, redirections,
    environment prefixes, wrappers, keywords, git's command-running options,
    quoting and malformed lines), each made to create a canary file if it
-   ever ran, plus 20 harmless commands, as parallel calls in ONE reply under
+   ever ran, plus 18 harmless commands, as parallel calls in ONE reply under
    `shell(git:*)`, `shell(ls)`. Every hostile one is denied (runtime's
    record, the driver's `permission.denied` entry, the feedback the model
    gets) and its canary is absent; every harmless one runs. Before that the
@@ -59,6 +59,7 @@ from copilot_driver.permissions.policy import DENIAL_FEEDBACK, Policy
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar, ToolCall
 from copilot_driver.testing.faults import Ended, FaultCase
 from copilot_driver.testing.fixtures import DriverRunner
+from helpers import runtime_record
 
 pytestmark = pytest.mark.e2e
 
@@ -102,8 +103,7 @@ def _rows(*rows: tuple[str, str] | tuple[str, str, str | None]) -> tuple[Row, ..
     return tuple(Row(*row) for row in rows)
 
 
-# The rows of tests/unit/test_permissions_shell.py::_DENIED (that file cannot be
-# imported under --import-mode=importlib), by the same ids where they match, with
+# The rows of tests/helpers/shell_corpus.py::ADVERSARIAL, by the same ids where they match, with
 # `rm x` replaced by something that leaves a trace: `touch CANARY`, a redirection
 # to CANARY, or bin/git, a planted fake git that creates its arguments. Rows whose
 # trick cannot create a file (lookalike names, malformed lines) have no canary:
@@ -316,6 +316,9 @@ HOSTILE = _rows(
     ("ls-pipe-find-exec", "ls | find . -maxdepth 0 -exec touch CANARY \\;"),
     ("find-exec", "find . -maxdepth 0 -exec touch CANARY \\;"),
     ("ls-and-find-fprint", "ls -la && find . -maxdepth 0 -fprint CANARY"),
+    # harmless here, but outside what a name rule covers: an assignment, any `$`
+    ("assignment", "FOO=1 git status", None),
+    ("escaped-dollar", 'git log -1 --grep="\\$(touch CANARY)"', None),
     # plainly forbidden programs
     ("touch", "touch CANARY"),
     ("python-c", 'python3 -c \'open("CANARY", "w")\''),
@@ -332,10 +335,8 @@ HARMLESS = _rows(
     ("quoted-name", "'git' status"),
     ("backslashed-name", "\\git status"),
     ("tab", "git\tstatus"),
-    ("harmless-assignment", "FOO=1 git status"),
     ("quoted-substitution", "git log -1 --grep='$(touch CANARY)'"),
     ("quoted-backticks", "git log -1 --grep='`touch CANARY`'"),
-    ("escaped-dollar", 'git log -1 --grep="\\$(touch CANARY)"'),
     ("comment", "git status # ; touch CANARY"),
     ("comment-substitution", "ls # $(touch CANARY)"),
     ("escaped-semicolon", "ls -la \\; touch CANARY"),
@@ -449,41 +450,6 @@ def _of(entries: Iterable[dict[str, Any]], event: str) -> list[dict[str, Any]]:
     return [entry for entry in entries if entry.get("event") == event]
 
 
-def _decisions(events: list[dict[str, Any]]) -> dict[str, str]:
-    """toolCallId -> the runtime's record of the answer (`approved`, `denied-...`).
-
-    Each request is answered exactly once, after it was asked, and each tool
-    call asked once: the events file shows no lost, doubled or reordered answer.
-    """
-    asked: dict[str, str] = {}
-    answered: dict[str, str] = {}
-    for index, record in enumerate(events):
-        data = record.get("data") or {}
-        if record["type"] == "permission.requested":
-            request_id = data["requestId"]
-            assert request_id not in asked, f"request {request_id} asked twice"
-            asked[request_id] = data["permissionRequest"]["toolCallId"]
-        elif record["type"] == "permission.completed":
-            request_id = data["requestId"]
-            assert request_id in asked, f"event {index}: {request_id} answered before it was asked"
-            assert request_id not in answered, f"request {request_id} answered twice"
-            answered[request_id] = data["result"]["kind"]
-    assert answered.keys() == asked.keys(), f"unanswered: {sorted(asked.keys() - answered)[:5]}"
-    decisions = {asked[request_id]: kind for request_id, kind in answered.items()}
-    assert len(decisions) == len(asked), "a tool call asked more than once"
-    return decisions
-
-
-def _tool_results(model: ScriptedModelServer) -> dict[str, str]:
-    """tool_call_id -> what the runtime told the model, from its last request."""
-    last = model.chat_requests()[-1]
-    return {
-        str(message["tool_call_id"]): str(message["content"])
-        for message in last.body["messages"]
-        if message.get("role") == "tool"
-    }
-
-
 def _shell_summary(command: str) -> str:
     """The `requestSummary` of a shell request (spec 6.3: one line, compact)."""
     return f"shell({' '.join(command.split())})"
@@ -546,8 +512,8 @@ def test_the_adversarial_table_is_denied_by_the_real_runtime(
 
     assert ended.stdout == "table done\n"
     entries = _log_entries(ended.stderr)
-    decisions = _decisions(events)
-    results = _tool_results(scripted_model)
+    decisions = runtime_record.decisions(events)
+    results = runtime_record.tool_results(scripted_model)
     assert len(decisions) == len(calls), "a tool call asked no permission"
     wrong = []
     for row in HOSTILE:
@@ -624,7 +590,7 @@ def test_a_thousand_permission_requests_in_one_session(
     assert len(scripted_model.chat_requests()) == ROUNDS + 1
     calls = [call for calls in rounds for call in calls]
     allowed = {call.call_id for call in calls if str(call.arguments["command"]).startswith("echo")}
-    decisions = _decisions(events)
+    decisions = runtime_record.decisions(events)
     assert len(decisions) == total
     assert {call_id for call_id, kind in decisions.items() if kind == "approved"} == allowed
     assert all(
@@ -642,7 +608,7 @@ def test_a_thousand_permission_requests_in_one_session(
         Counter(_shell_summary(commands[c]) for c in commands if c not in allowed),
         _session_id(entries),
     )
-    results = _tool_results(scripted_model)
+    results = runtime_record.tool_results(scripted_model)
     assert len(results) == total
     for call_id in commands:
         if call_id in allowed:
@@ -708,7 +674,7 @@ def test_concurrent_requests_of_several_kinds_are_each_decided_right(
     events = fault.check(ended, exit_code=0, state_dir=driver.tmp_path / "state")
 
     assert ended.stdout == "concurrent done\n"
-    decisions = _decisions(events)
+    decisions = runtime_record.decisions(events)
     assert len(decisions) == len(expected)
     for call_id, (allowed, _) in expected.items():
         assert (decisions[call_id] == "approved") is allowed, (call_id, decisions[call_id])
@@ -723,7 +689,7 @@ def test_concurrent_requests_of_several_kinds_are_each_decided_right(
         _session_id(entries),
     )
     # What really happened matches the decisions.
-    results = _tool_results(scripted_model)
+    results = runtime_record.tool_results(scripted_model)
     for index in range(PER_KIND):
         assert f"c3-ok-{index}" in results[f"echo-{index}"]
         assert DENIAL_FEEDBACK in results[f"touch-{index}"]
@@ -777,7 +743,7 @@ def test_the_denials_guard_trips_once_under_parallel_denials(
     assert len({entry["requestSummary"] for entry in denials}) == len(denials)
     # The runtime's side: nothing approved, nothing left unanswered (requests still
     # in flight when the turn is aborted end `cancelled`)...
-    decisions = _decisions(events)
+    decisions = runtime_record.decisions(events)
     assert len(denials) <= len(decisions)
     assert all(kind == "cancelled" or kind.startswith("denied") for kind in decisions.values())
     # ...but the denials that tripped the guard reached the runtime before the abort,

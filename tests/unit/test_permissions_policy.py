@@ -670,3 +670,15 @@ def test_scoped_policy_denies_requests_with_malformed_fields(wire: dict[str, Any
     decision = SCOPED.decide(wire)
     assert decision.allowed is False
     assert isinstance(decision.summary, str)
+
+
+def test_a_failure_inside_the_policy_denies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug that raises while reading a request (any exception) denies it; never approves."""
+
+    def broken(text: str) -> list[object]:
+        raise IndexError("a bug")
+
+    monkeypatch.setattr("copilot_driver.permissions.policy.parse_command", broken)
+    decision = policy("shell(git:*)").decide(shell("git status", ["git"]).to_dict())
+    assert decision.allowed is False
+    assert decision.reason == "the policy failed to read the shell request (IndexError)"

@@ -10,8 +10,9 @@ SDK. Scoped mode (spec 5.3):
     custom-tool  only with the tool's name
     mcp          with `SERVER`, or `SERVER(TOOL)` where TOOL is the tool's bare
                  name or its server-prefixed name (`fake(add)`, `fake(fake-add)`)
-    shell        with `shell`, or when every segment matches a `shell(...)` rule
-                 (see `shell.py`) and the runtime's own parse agrees with ours
+    shell        with `shell`, or when the command line reads as literal simple
+                 commands (`bash.py`), each covered by a `shell(...)` rule
+                 (`shell.py`), and the runtime's own parse agrees with ours
     anything else (memory, hook, workflow, extension-*, unknown): rejected
 
 Anything missing or malformed in a request is a rejection, never an error.
@@ -25,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from copilot_driver.permissions.bash import Command, ShellParseError, parse_command
 from copilot_driver.permissions.config import PermissionConfig
-from copilot_driver.permissions.shell import ShellParseError, ShellRules, parse_command
+from copilot_driver.permissions.shell import ShellRules
 
 DENIAL_FEEDBACK = "Tool invocation is not allowed by workflow tool permissions."
 SUMMARY_CHARS = 160
@@ -70,6 +72,11 @@ class Policy:
         """`shell(...)` rules that cannot match anything (logged at start)."""
         return tuple(f"shell({rule})" for rule in self._shell.unusable)
 
+    @property
+    def unusable_reasons(self) -> tuple[str, ...]:
+        """Why each of `unusable_rules` matches nothing."""
+        return self._shell.unusable_reasons
+
     def decide(self, request: Mapping[str, Any]) -> Decision:
         kind = request.get("kind") if isinstance(request, Mapping) else None
         kind = kind if isinstance(kind, str) else "unknown"
@@ -80,6 +87,8 @@ class Policy:
             reason = self._denial_reason(kind, request)
         except (TypeError, ValueError, KeyError, AttributeError) as error:
             reason = f"malformed {kind} request ({type(error).__name__})"
+        except Exception as error:  # a bug here denies; it never approves
+            reason = f"the policy failed to read the {kind} request ({type(error).__name__})"
         if reason is None:
             return Decision(True, kind, summary, "allowed by the workflow tool permissions")
         return Decision(False, kind, summary, _shorten(self._mask(reason), REASON_CHARS))
@@ -114,16 +123,16 @@ class Policy:
     def _shell_denial(self, request: Mapping[str, Any]) -> str | None:
         command = _text(request, "fullCommandText")
         try:
-            segments = parse_command(command)
+            commands = parse_command(command)
         except ShellParseError as error:
             return f"the command contains {error}"
-        disagreement = _runtime_disagreement(segments, request)
+        disagreement = _runtime_disagreement(commands, request)
         if disagreement:
             return disagreement
-        return self._shell.verdict(segments)
+        return self._shell.verdict(commands)
 
 
-def _runtime_disagreement(segments: list[Any], request: Mapping[str, Any]) -> str | None:
+def _runtime_disagreement(segments: list[Command], request: Mapping[str, Any]) -> str | None:
     """Cross-check our parse with the runtime's (`commandSegments`, `commands`).
 
     The runtime names each segment by its command (`git status`, `ls`); if it

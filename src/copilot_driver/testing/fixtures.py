@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -57,15 +57,20 @@ def run_adapters(
     )
 
 
+def missing_component(what: str, error: Exception) -> NoReturn:
+    """A real component cannot run here: skip the test, but fail it under CI (`CI=true`)."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{what} is required in CI: {error}")
+    pytest.skip(str(error))
+
+
 @pytest.fixture(scope="session")
 def copilot_cli() -> Path:
     """The real Copilot CLI binary (see `locate_copilot_cli`)."""
     try:
         return locate_copilot_cli()
     except SidecarError as error:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"the real Copilot CLI is required in CI: {error}")
-        pytest.skip(str(error))
+        missing_component("the real Copilot CLI", error)
 
 
 @pytest.fixture(scope="session")
@@ -74,9 +79,7 @@ def codex_cli() -> Path:
     try:
         return locate_codex()
     except CodexNotFoundError as error:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"the real Codex CLI is required in CI: {error}")
-        pytest.skip(str(error))
+        missing_component("the real Codex CLI", error)
 
 
 @pytest.fixture(scope="session")

@@ -26,12 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from copilot_driver.permissions.config import (
-    SERVER_ARGS_VARIABLE,
-    PermissionConfig,
-    resolve_permissions,
-    server_args_problem,
-)
+from copilot_driver.permissions.config import PermissionConfig, resolve_permissions
 from copilot_driver.redaction import Redactor
 
 DEFAULT_SEND_TIMEOUT_MS = 600_000
@@ -215,14 +210,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         permissions = resolve_permissions(env)
     except ValueError as error:
         problems.append(
-            f"{error}; a permission policy that cannot be read is never widened to allow-all"
-        )
-    unreadable_args = server_args_problem(env.get(SERVER_ARGS_VARIABLE))
-    if unreadable_args and permissions.source == "none":
-        notices.append(
-            f"{SERVER_ARGS_VARIABLE} {unreadable_args}, so it sets no tool permissions: "
-            "every tool request is approved (set it to the sidecar's arguments as a JSON "
-            "array, or use GH_AW_COPILOT_SDK_PERMISSIONS)"
+            f"{error} (a permission policy that cannot be read is never widened to allow-all)"
         )
     max_tool_denials = parse_max_tool_denials(
         env.get("GH_AW_MAX_TOOL_DENIALS"), notices, quote=quote

@@ -3,11 +3,15 @@
     connect -> start the client -> create the session (permission handler,
     event sink) -> send the prompt and wait -> map the result -> clean up
 
-Every step is raced against SIGTERM/SIGINT and bounded in time, and the
-cleanup (abort an unfinished turn, disconnect the session, close and flush
-the events file, stop the client) runs in `finally`, each part bounded too,
-whatever happened before. The last log entry is the run's summary:
-`session.completed` on success, `error` otherwise.
+Every step is raced against SIGTERM/SIGINT, the tool-denials guard and a
+lost sidecar, and bounded in time; the run never waits for an SDK call
+beyond its deadline (spec 4.5: the guard settles the run even if
+`send_and_wait` never does). The cleanup (abort an unfinished turn,
+disconnect the session, close and flush the events file, stop the client)
+runs in `finally`, whatever happened before; each part has its own deadline
+and a part that stalls is abandoned, not awaited, so the rest still run
+(spec 7.3). The last log entry is the run's summary: `session.completed` on
+success, `error` otherwise.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import asyncio
 import signal
 import sys
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,6 +39,7 @@ from copilot_driver.permissions.handler import (
     DecisionsInFlight,
     DenialGuard,
     github_actions_annotation,
+    github_actions_warning,
     make_permission_handler,
 )
 from copilot_driver.permissions.policy import Policy
@@ -57,6 +62,8 @@ ABORT_TIMEOUT_S = 2.0
 DISCONNECT_TIMEOUT_S = 3.0
 EVENTS_CLOSE_TIMEOUT_S = 5.0
 STOP_TIMEOUT_S = 3.0
+SHUTDOWN_TIMEOUT_S = 1.0
+"""For tasks still running after the run (abandoned SDK calls) to take their cancellation."""
 RESULT_FILE_NAME = "result.json"
 
 T = TypeVar("T")
@@ -81,6 +88,10 @@ class ToolDenialsExceededError(StopRequestedError):
         super().__init__(f"{count} tool requests denied (GH_AW_MAX_TOOL_DENIALS={threshold})")
         self.count = count
         self.threshold = threshold
+        self.explanation = (
+            f"stopped the session: {self}; the agent kept asking for tools the workflow "
+            "does not allow (the driver log has a permission.denied entry for each)"
+        )
 
 
 class SidecarLostError(StopRequestedError):
@@ -99,15 +110,15 @@ class StopRequests:
             loop.add_signal_handler(signum, self.request, signum)
 
     def request(self, signum: int) -> None:
-        self._stop(StopSignalError(signum))
+        self.stop_for(StopSignalError(signum))
 
     def trip_guard(self, count: int, threshold: int) -> None:
-        self._stop(ToolDenialsExceededError(count, threshold))
+        self.stop_for(ToolDenialsExceededError(count, threshold))
 
     def lose_sidecar(self, message: str) -> None:
-        self._stop(SidecarLostError(message))
+        self.stop_for(SidecarLostError(message))
 
-    def _stop(self, reason: StopRequestedError) -> None:
+    def stop_for(self, reason: StopRequestedError) -> None:
         if self.reason is None:  # the first reason is the one reported
             self.reason = reason
             self._event.set()
@@ -159,6 +170,7 @@ class Lifecycle:
         self._watchdog: SidecarWatchdog | None = None
         self._protocol_errors = ProtocolErrors()
         self._decisions = DecisionsInFlight()
+        self._guard = DenialGuard(config.max_tool_denials, self._guard_tripped)
 
     async def run(self) -> SessionResult:
         started = time.monotonic()
@@ -253,22 +265,7 @@ class Lifecycle:
         if isinstance(failure, SidecarLostError):
             return ExitCode.FAILURE, "sidecar_lost", f"{failure} (during {phase})"
         if isinstance(failure, ToolDenialsExceededError):
-            message = (
-                f"stopped the session: {failure}; the agent kept asking for tools the "
-                "workflow does not allow (the driver log has a permission.denied entry for each)"
-            )
-            self.sink.write_record(
-                {
-                    "type": "guard.tool_denials_exceeded",
-                    "timestamp": _now_iso(),
-                    "data": {
-                        "denialCount": failure.count,
-                        "threshold": failure.threshold,
-                        "reason": message,
-                    },
-                }
-            )
-            return ExitCode.TOOL_DENIALS, "tool_denials_exceeded", message
+            return ExitCode.TOOL_DENIALS, "tool_denials_exceeded", failure.explanation
         if isinstance(failure, TimeoutError) and phase == "the turn":
             return (
                 ExitCode.SEND_TIMEOUT,
@@ -295,6 +292,9 @@ class Lifecycle:
                 f"stopped by {self.stop.reason} during cleanup, after the answer arrived; "
                 "cleaned up",
             )
+        if isinstance(self.stop.reason, ToolDenialsExceededError):
+            # An answer already received never turns the guard's failure into success.
+            return self._outcome_of(self.stop.reason, "cleanup")
         if self.sink.error is not None:
             return (
                 ExitCode.FAILURE,
@@ -302,6 +302,19 @@ class Lifecycle:
                 f"the session completed, but its events file is incomplete: {self.sink.error}",
             )
         return ExitCode.OK, None, None
+
+    def _guard_tripped(self, count: int, threshold: int) -> None:
+        """The denial that reached the threshold was just logged: record the guard's
+        event at once (spec 4.5: preserved whatever the cleanup meets), then stop."""
+        stop = ToolDenialsExceededError(count, threshold)
+        self.sink.write_record(
+            {
+                "type": "guard.tool_denials_exceeded",
+                "timestamp": _now_iso(),
+                "data": {"denialCount": count, "threshold": threshold, "reason": stop.explanation},
+            }
+        )
+        self.stop.stop_for(stop)
 
     def _log_start(self) -> None:
         config = self.config
@@ -326,12 +339,18 @@ class Lifecycle:
             permissionSource=permissions.source,
             maxToolDenials=config.max_tool_denials,
         )
-        for rule, reason in zip(
-            self.policy.unusable_rules, self.policy.unusable_reasons, strict=True
-        ):
+        for problem in self.policy.rule_problems:
             self.log.warning(
-                "permissions.unusable_rule", f"the rule {rule} matches nothing: {reason}"
+                "permissions.unusable_rule",
+                problem.describe(),
+                rule=problem.rule,
+                suggestion=problem.suggestion,
             )
+            if self.config.github_actions:
+                github_actions_warning(
+                    "Copilot tool permission rule matches nothing",
+                    self.redactor.text(problem.describe()),
+                )
 
     def _session_options(self) -> dict[str, Any]:
         secondary = [github_actions_annotation(self.redactor)] if self.config.github_actions else []
@@ -343,7 +362,7 @@ class Lifecycle:
                 self.policy,
                 self.log,
                 secondary=secondary,
-                guard=DenialGuard(self.config.max_tool_denials, self.stop.trip_guard),
+                guard=self._guard,
                 in_flight=self._decisions,
             ),
             # Registered at creation so `session.start` is captured too.
@@ -379,15 +398,16 @@ class Lifecycle:
         # A lost sidecar cannot answer an abort or a disconnect: waiting for
         # their timeouts would only delay the exit.
         sidecar_lost = isinstance(self.stop.reason, SidecarLostError)
+        if session is not None and not sidecar_lost and self._turn_open:
+            # Denials already decided are delivered as denials, not turned into
+            # cancellations by the abort overtaking them.
+            await self._decisions.delivered(DECISIONS_TIMEOUT_S)
+            # The runtime emits `abort` and `assistant.turn_end` before it answers,
+            # and the SDK dispatches in wire order: once this returns, the events
+            # file can show how the turn ended.
+            await self._bounded("abort the turn", session.abort(), ABORT_TIMEOUT_S)
+        self._guard.turn_stopped()  # withheld permission requests end now
         if session is not None and not sidecar_lost:
-            if self._turn_open:
-                # Denials that tripped the guard are delivered as denials, not
-                # turned into cancellations by the abort overtaking them.
-                await self._decisions.delivered(DECISIONS_TIMEOUT_S)
-                # The runtime emits `abort` and `assistant.turn_end` before it
-                # answers, and the SDK dispatches in wire order: once this
-                # returns, the events file can show how the turn ended.
-                await self._bounded("abort the turn", session.abort(), ABORT_TIMEOUT_S)
             await self._bounded(
                 "disconnect the session", session.disconnect(), DISCONNECT_TIMEOUT_S
             )
@@ -397,11 +417,18 @@ class Lifecycle:
             await self._bounded("stop the client", client.stop(), STOP_TIMEOUT_S)
 
     async def _bounded(self, what: str, step: Awaitable[Any], timeout: float) -> None:
-        try:
-            await asyncio.wait_for(step, timeout)
-        except TimeoutError:
+        """Run one cleanup step for at most `timeout`. A step still running then is
+        cancelled and abandoned: a call that does not take its cancellation (a stalled
+        SDK request) must not hold the rest of the cleanup or the exit."""
+        task = asyncio.ensure_future(step)
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if not done:
+            task.cancel()
+            task.add_done_callback(_settled_quietly)
             self.log.warning("cleanup.timeout", f"could not {what} within {timeout:g}s")
-        except Exception as error:  # cleanup is best effort; the outcome is already known
+            return
+        error = None if task.cancelled() else task.exception()
+        if error is not None:  # cleanup is best effort; the outcome is already known
             self.log.debug("cleanup.failed", f"could not {what}: {error}")
 
     def _write_result(self, result: SessionResult) -> str | None:
@@ -427,7 +454,7 @@ def run_driver(config: DriverConfig) -> int:
         return await Lifecycle(config, log, redactor, stop).run()
 
     try:
-        result = asyncio.run(main())
+        result = _run_to_the_end(main())
     except Exception as error:  # a bug in the driver itself: still one clear line
         log.error("error", f"unhandled driver error: {type(error).__name__}: {error}")
         return int(ExitCode.FAILURE)
@@ -435,6 +462,42 @@ def run_driver(config: DriverConfig) -> int:
         sys.stdout.write(redactor.text(result.output).rstrip("\n") + "\n")
         sys.stdout.flush()
     return result.exit_code
+
+
+def _run_to_the_end(main: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run`, except that leftover tasks get a bounded time to end.
+
+    `asyncio.run` cancels what is still running and then waits for all of it;
+    an abandoned SDK call that does not take its cancellation would hold the
+    exit forever. Here such a task is dropped with the loop after
+    SHUTDOWN_TIMEOUT_S, and the late failures of abandoned calls are read, so
+    none is reported as unhandled.
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            leftovers = asyncio.all_tasks(loop)
+            for task in leftovers:
+                task.cancel()
+            if leftovers:
+                loop.run_until_complete(asyncio.wait(leftovers, timeout=SHUTDOWN_TIMEOUT_S))
+            for task in leftovers:
+                if task.done():
+                    _settled_quietly(task)
+                else:  # it ignored its cancellation: dropped with the loop, silently
+                    task._log_destroy_pending = False  # type: ignore[attr-defined]
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def _settled_quietly(task: asyncio.Future[Any]) -> None:
+    """Read an abandoned task's outcome: its late failure is expected, not unhandled."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _reply_text(reply: Any) -> str:

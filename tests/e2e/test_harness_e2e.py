@@ -307,6 +307,29 @@ def test_no_copilot_binary_is_a_usage_error(harness: HarnessHarness, tmp_path: P
     assert "is not an executable file" in completed.stderr
 
 
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        ("['--allow-tool', 'shell(ls)']", "it uses single quotes"),
+        ('["--allow-tool", "shell(ls)",]', "it has a trailing comma"),
+        ('["--allow-tool", "shell(ls)", 3]', "element 3 is a number"),
+    ],
+)
+def test_unreadable_sidecar_arguments_are_a_usage_error_before_any_sidecar(
+    harness: HarnessHarness, tmp_path: Path, raw: str, why: str
+) -> None:
+    """The harness and the driver read GH_AW_COPILOT_SDK_SERVER_ARGS with one parser: a
+    value the driver would refuse never reaches the sidecar as allow flags."""
+    harness.cli = fake_sidecar(tmp_path, "open(sys.argv[0] + '.started', 'w').close()")
+    completed = harness.run(timeout=30, GH_AW_COPILOT_SDK_SERVER_ARGS=raw)
+
+    assert completed.returncode == 2
+    (line,) = [line for line in completed.stderr.splitlines() if "SERVER_ARGS" in line]
+    assert line.startswith("[copilot-driver-harness] error: GH_AW_COPILOT_SDK_SERVER_ARGS ")
+    assert why in line
+    assert not Path(str(harness.cli) + ".started").exists(), "a sidecar was started"
+
+
 def wait_for(condition: object, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not condition():  # type: ignore[operator]

@@ -92,6 +92,8 @@ UNRELATED_RULE = {"shell": "read"}  # a scoped policy that does not cover the ki
 @dataclass
 class Outcome:
     decisions: list[str]
+    requests: list[dict[str, Any]]
+    """The permission requests as the runtime sent them (wire form)."""
     log_entries: list[dict[str, Any]]
     tool_result: str
 
@@ -140,8 +142,10 @@ async def run_one_call(
         Policy(PermissionConfig(False, rules, "test")), log, guard=DenialGuard(99, print)
     )
     decisions: list[str] = []
+    requests: list[dict[str, Any]] = []
 
     def recording_handler(request: Any, invocation: Any) -> Any:
+        requests.append(request.to_dict())
         decision = handler(request, invocation)
         decisions.append(f"{request.kind}:{decision.kind}")
         return decision
@@ -176,7 +180,7 @@ async def run_one_call(
     (last,) = model.chat_requests()[-1:]
     results = [str(m["content"]) for m in last.body["messages"] if m.get("role") == "tool"]
     entries = [json.loads(line) for line in stream.getvalue().splitlines()]
-    return Outcome(decisions, entries, results[-1] if results else "")
+    return Outcome(decisions, requests, entries, results[-1] if results else "")
 
 
 @pytest.mark.parametrize("kind_sidecar", [k.name for k in KINDS], indirect=True)
@@ -207,6 +211,32 @@ async def test_each_kind_is_approved_by_its_rule_and_denied_without_it(
         # The model is told why, and the tool did not run.
         assert DENIAL_FEEDBACK in outcome.tool_result
         assert not kind.ran(tmp_path, outcome.tool_result)
+
+
+@pytest.mark.parametrize("kind_sidecar", ["mcp"], indirect=True)
+@pytest.mark.parametrize(
+    ("rule", "allowed"), [("fake(add)", True), ("fake(fake-add)", False), ("fake", True)]
+)
+async def test_an_mcp_grant_names_the_raw_tool_as_the_server_defines_it(
+    kind_sidecar: TestSidecar,
+    scripted_model: ScriptedModelServer,
+    tmp_path: Path,
+    rule: str,
+    allowed: bool,
+) -> None:
+    """Spec 1.0.3 5.3: `<serverName>(<rawMCPToolName>)`. The runtime calls tool `add` of
+    server `fake` `fake-add`; that name, as a grant, is a different (raw) tool."""
+    call = ToolCall("fake-add", {"a": 2, "b": 3})
+    outcome = await run_one_call(kind_sidecar, scripted_model, tmp_path, (rule,), call)
+
+    (request,) = outcome.requests
+    assert (request["serverName"], request["toolName"], request["toolTitle"]) == (
+        "fake",
+        "fake-add",
+        "add",
+    )
+    assert outcome.decisions == [f"mcp:{'approve-once' if allowed else 'reject'}"]
+    assert (outcome.tool_result.strip() == "5") is allowed
 
 
 # -- the driver itself ---------------------------------------------------------
@@ -280,40 +310,90 @@ def test_driver_denies_rm_under_git_rule_and_tells_the_model(
     assert "::warning" not in run.stderr  # annotations only under GitHub Actions
 
 
-def test_guard_stops_the_session_at_the_denial_threshold(
+def test_guard_stops_inference_at_the_denial_threshold(
     driver: DriverRunner, scripted_model: ScriptedModelServer
 ) -> None:
+    """Spec 4.5: "MUST stop inference once the configured threshold is reached". The
+    model asks for a denied command in every reply; at the third denial it is asked
+    nothing more (the scripted model's request log), and the run fails with exit 3."""
     scripted_model.script = RM_SCRIPT
+    before = len(scripted_model.chat_requests())
     run = driver.run(
-        "INSIST on it", GH_AW_COPILOT_SDK_SERVER_ARGS=GIT_ONLY, GH_AW_MAX_TOOL_DENIALS="2"
+        "INSIST on it", GH_AW_COPILOT_SDK_SERVER_ARGS=GIT_ONLY, GH_AW_MAX_TOOL_DENIALS="3"
     )
 
     assert run.exit_code == 3, run.stderr
-    assert len(run.entries("permission.denied")) >= 2
+    denials = run.entries("permission.denied")
+    assert [d["requestSummary"] for d in denials] == [f"shell(rm file{n}.txt)" for n in range(3)]
+    requests = scripted_model.chat_requests()[before:]
+    assert len(requests) == 3  # the prompt, then the first two denials' feedback
+    told = [str(m["content"]) for m in requests[-1].body["messages"] if m.get("role") == "tool"]
+    assert len(told) == 2
+    assert all(DENIAL_FEEDBACK in text for text in told)
     (error,) = run.entries("error")
     assert error["errorKind"] == "tool_denials_exceeded"
     events = run.events()
     (guard,) = [e for e in events if e["type"] == "guard.tool_denials_exceeded"]
-    assert guard["data"]["denialCount"] == 2
-    assert guard["data"]["threshold"] == 2
+    assert guard["data"]["denialCount"] == 3
+    assert guard["data"]["threshold"] == 3
     assert "GH_AW_MAX_TOOL_DENIALS" in guard["data"]["reason"]
     assert run.result()["exitCode"] == 3
-    # Stopped promptly: the model was not asked again and again.
-    assert len(scripted_model.chat_requests()) <= 3
+    assert run.stdout == ""
 
 
-def test_github_actions_gets_a_warning_annotation_per_denial(
+def test_a_deny_rule_is_enforced_even_under_allow_all(
     driver: DriverRunner, scripted_model: ScriptedModelServer
 ) -> None:
+    """`--deny-tool` (the Copilot CLI's own flag) wins over `--allow-all-tools`, and the
+    denial log names the deny rule."""
     scripted_model.script = RM_SCRIPT
-    run = driver.run(
-        "CLEANUP please", GH_AW_COPILOT_SDK_SERVER_ARGS=GIT_ONLY, GITHUB_ACTIONS="true"
-    )
+    args = json.dumps(["--allow-all-tools", "--deny-tool", "shell(rm)"])
+    env = driver.environment("CLEANUP please", GH_AW_COPILOT_SDK_SERVER_ARGS=args)
+    victim = Path(env["GITHUB_WORKSPACE"]) / "victim.txt"
+    victim.write_text("still here\n")
+    run = driver.run("", env=env)
 
     assert run.exit_code == 0, run.stderr
-    annotations = [line for line in run.stderr.splitlines() if line.startswith("::warning")]
-    assert annotations == [
-        "::warning title=Copilot tool permission denied::"
-        "Tool invocation denied by workflow tool permissions: shell(rm victim.txt)"
+    assert victim.read_text() == "still here\n"
+    (denial,) = run.entries("permission.denied")
+    assert denial["requestSummary"] == "shell(rm victim.txt)"
+    assert "--deny-tool shell(rm)" in denial["reason"]
+    told = [
+        str(m["content"])
+        for r in scripted_model.chat_requests()
+        for m in r.body["messages"]
+        if m.get("role") == "tool"
     ]
-    assert run.stdout == "I was not allowed to remove it.\n"
+    assert any("git version" in m for m in told)  # allow-all still allows the rest
+
+
+def test_an_exact_rule_never_grants_one_segment_of_a_chain(
+    driver: DriverRunner, scripted_model: ScriptedModelServer
+) -> None:
+    """Spec 1.0.3 5.4: with `shell(touch chain.txt)` and `shell(ls)`, the line
+    `touch chain.txt && ls` is denied (none of it runs), while an exact rule's own
+    command runs."""
+    scripted_model.script = Script(
+        rules=(
+            Rule(
+                "CHAIN",
+                (
+                    Reply(tool_calls=(ToolCall("bash", {"command": "touch chain.txt && ls"}),)),
+                    Reply(tool_calls=(ToolCall("bash", {"command": "touch made.txt"}),)),
+                    Reply(text="done"),
+                ),
+            ),
+        )
+    )
+    rules = ("shell(touch chain.txt)", "shell(ls)", "shell(touch made.txt)")
+    args = json.dumps([flag for rule in rules for flag in ("--allow-tool", rule)])
+    env = driver.environment("CHAIN it", GH_AW_COPILOT_SDK_SERVER_ARGS=args)
+    workspace = Path(env["GITHUB_WORKSPACE"])
+    run = driver.run("", env=env)
+
+    assert run.exit_code == 0, run.stderr
+    (denial,) = run.entries("permission.denied")
+    assert denial["requestSummary"] == "shell(touch chain.txt && ls)"
+    assert "exact rule allows only the whole command line" in denial["reason"]
+    assert not (workspace / "chain.txt").exists()
+    assert (workspace / "made.txt").exists()

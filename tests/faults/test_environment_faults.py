@@ -245,6 +245,8 @@ CONFIG_ERRORS: list[tuple[str, str]] = [
     *(("COPILOT_PROVIDER_TYPE", kind) for kind in ("huge", "shell", "secret", "key")),
     *(("COPILOT_PROVIDER_WIRE_API", kind) for kind in ("huge", "shell", "secret", "key")),
     *(("GH_AW_COPILOT_SDK_PERMISSIONS", kind) for kind in ("huge", "shell", "secret")),
+    # Set but not a JSON array of strings: never "no configuration", which approves all.
+    *(("GH_AW_COPILOT_SDK_SERVER_ARGS", kind) for kind in ("huge", "shell", "secret")),
     # A 128 KiB key is no API key, and the CLI 1.0.102 sidecar cannot take it:
     # measured, it stops answering at 8 KiB and spins at full CPU, for good,
     # from 16 KiB; 4 KiB works. The driver must refuse it before connecting.
@@ -439,8 +441,8 @@ RUNS: dict[str, dict[str, Outcome]] = {
         **_same(HOSTILE, Outcome(verify=_denied_without_annotation, **_ONE_DENIAL)),
         "true": Outcome(verify=_denied_with_annotation, **_ONE_DENIAL),
     },
-    # Documented: unset, invalid or without allow flags means no configuration.
-    "GH_AW_COPILOT_SDK_SERVER_ARGS": _same(HOSTILE, Outcome(fallback=None, verify=_unrestricted)),
+    # Documented: blank or without allow flags means no configuration.
+    "GH_AW_COPILOT_SDK_SERVER_ARGS": _same(("empty", "whitespace"), Outcome(verify=_unrestricted)),
     # Blank means unset for the optional settings.
     "GH_AW_COPILOT_SDK_PERMISSIONS": _same(("empty", "whitespace"), Outcome(verify=_unrestricted)),
     "COPILOT_PROVIDER_TYPE": _same(("empty", "whitespace"), Outcome()),

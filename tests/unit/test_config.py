@@ -5,6 +5,7 @@ Compliance tests carry their spec ids (T-CSD-001..006, T-CSD-008) in their names
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import threading
@@ -801,38 +802,59 @@ def test_notices_accumulate_in_order(env: dict[str, str], tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("raw", "why"),
     [
-        ('["--allow-tool", "shell(ls)"', "is not valid JSON"),
-        ('{"allowedTools": ["shell(ls)"]}', "is not a JSON array of strings"),
-        ('["--allow-tool", 7]', "is not a JSON array of strings"),
+        ('["--allow-tool", "shell(ls)"', "is not valid JSON: Expecting ',' delimiter"),
+        ("['--allow-tool', 'shell(ls)']", "is not valid JSON: it uses single quotes"),
+        ('["--allow-tool", "shell(ls)",]', "is not valid JSON: it has a trailing comma"),
+        ('{"allowedTools": ["shell(ls)"]}', "is an object, not a JSON array of strings"),
+        ('["--allow-tool", 7]', "is not a JSON array of strings: element 2 is a number"),
+        ('["--allow-tool", null]', "is not a JSON array of strings: element 2 is null"),
+        ('["--allow-tool", ["ls"]]', "is not a JSON array of strings: element 2 is an array"),
+        ('["--allow-tool"]', "ends with --allow-tool, which needs a value"),
+        ("42", "is a number, not a JSON array of strings"),
     ],
 )
-def test_unreadable_server_args_approve_everything_but_say_so(
+def test_unreadable_server_args_are_a_configuration_error(
     env: dict[str, str], tmp_path: Path, raw: str, why: str
 ) -> None:
+    """Spec 1.0.3 fail-closed inputs: set but unreadable is never "no configuration"
+    (which approves everything), even beside an explicit policy."""
     env["GH_AW_COPILOT_SDK_SERVER_ARGS"] = raw
-    config = load_config(env, cwd=tmp_path)
-    assert config.permissions.mode == "unrestricted"  # the reference driver's reading
-    (notice,) = config.notices
-    assert notice.startswith(f"GH_AW_COPILOT_SDK_SERVER_ARGS {why}")
-    assert "every tool request is approved" in notice
+    with pytest.raises(ConfigError) as caught:
+        load_config(env, cwd=tmp_path)
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"GH_AW_COPILOT_SDK_SERVER_ARGS {why}"), problem
+    assert "e.g. " in problem
+    env["GH_AW_COPILOT_SDK_PERMISSIONS"] = '{"allowedTools": ["shell(ls)"]}'
+    with pytest.raises(ConfigError):
+        load_config(env, cwd=tmp_path)
+
+
+def test_an_unreadable_server_args_error_never_echoes_the_value(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["GH_AW_COPILOT_SDK_SERVER_ARGS"] = f"['--allow-tool', '{env['COPILOT_CONNECTION_TOKEN']}']"
+    with pytest.raises(ConfigError) as caught:
+        load_config(env, cwd=tmp_path)
+    assert env["COPILOT_CONNECTION_TOKEN"] not in str(caught.value)
 
 
 @pytest.mark.parametrize("raw", ["", "  ", '["--headless"]'])
-def test_server_args_without_allow_flags_need_no_notice(
+def test_server_args_without_allow_flags_are_no_configuration(
     env: dict[str, str], tmp_path: Path, raw: str
 ) -> None:
     env["GH_AW_COPILOT_SDK_SERVER_ARGS"] = raw
-    assert load_config(env, cwd=tmp_path).notices == ()
-
-
-def test_unreadable_server_args_are_not_mentioned_under_an_explicit_policy(
-    env: dict[str, str], tmp_path: Path
-) -> None:
-    env["GH_AW_COPILOT_SDK_SERVER_ARGS"] = "not json"
-    env["GH_AW_COPILOT_SDK_PERMISSIONS"] = '{"allowedTools": ["shell(ls)"]}'
     config = load_config(env, cwd=tmp_path)
-    assert config.permissions.mode == "scoped"
     assert config.notices == ()
+    assert config.permissions.source == "none"
+
+
+def test_deny_flags_are_read_in_every_mode(env: dict[str, str], tmp_path: Path) -> None:
+    env["GH_AW_COPILOT_SDK_SERVER_ARGS"] = json.dumps(
+        ["--allow-all-tools", "--deny-tool", "shell(rm)", "--deny-tool=write"]
+    )
+    permissions = load_config(env, cwd=tmp_path).permissions
+    assert permissions.mode == "allow-all"
+    assert permissions.denied_tools == ("shell(rm)", "write")
 
 
 @pytest.mark.parametrize("variable", ["COPILOT_SDK_SEND_TIMEOUT_MS", "GH_AW_MAX_TOOL_DENIALS"])

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import inspect
 import io
 import json
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from copilot.session_events import PermissionRequestShell
 
 from copilot_driver import driver as driver_module
 from copilot_driver.config import DriverConfig
 from copilot_driver.driver import Lifecycle, StopRequests, StopSignalError
 from copilot_driver.logs import configure_logging
+from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.redaction import Redactor
 
 TOKEN = "tok-unit-driver-5b1e0c77d2a94f"
@@ -113,17 +118,55 @@ class FakeSession:
     async def send_and_wait(self, prompt: str, *, timeout: float) -> Any:
         self.calls.append(f"send:{timeout:g}")
         outcome = self.behaviour.get("send", FakeReply("the answer"))
+        if outcome == "insist":
+            await self._insist_on_denied_tools()
         if isinstance(outcome, BaseException):
             raise outcome
         if outcome == "hang":
             await asyncio.sleep(3600)
         return outcome
 
+    async def _insist_on_denied_tools(self) -> None:
+        """The runtime with a model that asks for a denied tool in every reply: each
+        decision delivered makes it ask the model again; a withheld one holds the turn."""
+        handler = self.behaviour["handler"]()
+        for call in range(100):
+            self.calls.append(f"model:{call}")
+            request = PermissionRequestShell.from_dict(
+                {
+                    "kind": "shell",
+                    "fullCommandText": f"touch m{call}",
+                    "commands": [{"identifier": f"touch m{call}", "readOnly": False}],
+                    "canOfferSessionApproval": False,
+                    "hasWriteFileRedirection": False,
+                    "intention": "make a file",
+                    "possiblePaths": [],
+                    "possibleUrls": [],
+                }
+            )
+            decision = handler(request, {"session_id": self.session_id})
+            if inspect.isawaitable(decision):
+                self.behaviour["withheld"] = asyncio.ensure_future(decision)
+                await asyncio.sleep(3600)  # the turn waits for that decision
+        raise AssertionError("the guard never stopped the turn")
+
     async def abort(self) -> None:
         self.calls.append("abort")
+        await self._maybe_stall("abort")
+
+    async def _maybe_stall(self, step: str) -> None:
+        """`stall`: a call the sidecar never answers, and that ignores its cancellation."""
+        if self.behaviour.get(step) != "stall":
+            return
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                continue
 
     async def disconnect(self) -> None:
         self.calls.append("disconnect")
+        await self._maybe_stall("disconnect")
         if self.behaviour.get("disconnect") == "hang":
             await asyncio.sleep(3600)
         if self.behaviour.get("disconnect") == "raise":
@@ -148,10 +191,13 @@ class FakeClient:
     async def create_session(self, **options: Any) -> FakeSession:
         self.calls.append("create_session")
         self.session_options = options
-        return FakeSession(self.calls, self.behaviour)
+        self.behaviour["handler"] = lambda: options["on_permission_request"]
+        self.session = FakeSession(self.calls, self.behaviour)
+        return self.session
 
     async def stop(self) -> None:
         self.calls.append("stop")
+        await self.session._maybe_stall("stop")
 
 
 @pytest.fixture
@@ -190,7 +236,7 @@ def run_lifecycle(
             asyncio.get_running_loop().call_later(signal_after, stop.request, signal.SIGTERM)
         return await Lifecycle(config, log, redactor, stop).run()
 
-    result = asyncio.run(main())
+    result = driver_module._run_to_the_end(main())
     entries = [json.loads(line) for line in stream.getvalue().splitlines()]
     return result, calls, entries
 
@@ -274,6 +320,65 @@ def test_a_connection_failure_never_creates_a_session_or_result_file(
     assert calls == ["start", "stop"]
     assert entries[-1]["errorKind"] == "sidecar_unreachable"
     assert not config.session_state_base_dir.exists()
+
+
+GUARDED = {
+    "permissions": PermissionConfig(False, ("shell(echo:*)",), "test"),
+    "max_tool_denials": 3,
+}
+
+
+def test_the_guard_stops_inference_at_the_threshold(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spec 4.5: at the third denial the model is asked nothing more; exactly three
+    denials, one guard record, exit 3, and the withheld decision ends with the turn."""
+    behaviour: dict[str, Any] = {"send": "insist"}
+    guarded = DriverConfig(**{**vars(config), **GUARDED})
+    result, calls, entries = run_lifecycle(guarded, monkeypatch, behaviour)
+
+    assert result.exit_code == 3
+    assert result.output == ""
+    assert [c for c in calls if c.startswith("model:")] == ["model:0", "model:1", "model:2"]
+    assert calls[-3:] == ["abort", "disconnect", "stop"]
+    assert [e["event"] for e in entries].count("permission.denied") == 3
+    assert entries[-1]["errorKind"] == "tool_denials_exceeded"
+    assert behaviour["withheld"].done()  # released by the cleanup, not left hanging
+    events = (config.session_state_base_dir / "session-1" / "events.jsonl").read_text()
+    (guard,) = [json.loads(line) for line in events.splitlines()]
+    assert guard["type"] == "guard.tool_denials_exceeded"
+    assert guard["data"]["denialCount"] == 3
+    assert guard["data"]["threshold"] == 3
+
+
+def test_the_guard_settles_the_run_when_every_cleanup_step_stalls(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Spec 7.3 / T-CSD-115: abort, disconnect and stop never answer and ignore their
+    cancellation (a sidecar that stopped answering after the threshold). Each is
+    abandoned at its deadline; the guard's failure is the result; nothing is reported
+    as unhandled."""
+    for name in ("ABORT_TIMEOUT_S", "DISCONNECT_TIMEOUT_S", "STOP_TIMEOUT_S"):
+        monkeypatch.setattr(driver_module, name, 0.1)
+    monkeypatch.setattr(driver_module, "SHUTDOWN_TIMEOUT_S", 0.1)
+    behaviour = {"send": "insist", "abort": "stall", "disconnect": "stall", "stop": "stall"}
+    guarded = DriverConfig(**{**vars(config), **GUARDED})
+    started = time.monotonic()
+    result, calls, entries = run_lifecycle(guarded, monkeypatch, behaviour)
+    elapsed = time.monotonic() - started
+
+    assert result.exit_code == 3
+    assert calls[-3:] == ["abort", "disconnect", "stop"]
+    timeouts = [e["message"] for e in entries if e["event"] == "cleanup.timeout"]
+    assert timeouts == [
+        "could not abort the turn within 0.1s",
+        "could not disconnect the session within 0.1s",
+        "could not stop the client within 0.1s",
+    ]
+    assert entries[-1]["errorKind"] == "tool_denials_exceeded"
+    assert elapsed < 5, f"the run took {elapsed:.1f}s to settle"
+    gc.collect()  # abandoned tasks are dropped without a word
+    assert capsys.readouterr().err == ""
 
 
 def test_cleanup_is_bounded_even_when_disconnect_hangs(

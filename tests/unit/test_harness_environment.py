@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from copilot_driver.harness.environment import (
@@ -15,6 +15,11 @@ from copilot_driver.harness.environment import (
     new_connection_token,
     send_timeout_from_minutes,
     sidecar_arguments,
+)
+from copilot_driver.permissions.config import (
+    SERVER_ARGS_VARIABLE,
+    ServerArgsError,
+    resolve_permissions,
 )
 
 BASE = {
@@ -129,14 +134,57 @@ def test_sidecar_arguments_accept_the_equals_form_of_owned_flags() -> None:
     assert (args, port, log_level) == ([], 4100, "all")
 
 
-@pytest.mark.parametrize("raw", [None, "", "  ", "not json", "{}", '"--port"', "[", "[" * 5000])
-def test_unusable_sidecar_arguments_mean_none(raw: str | None) -> None:
+@pytest.mark.parametrize("raw", [None, "", "  ", "[]"])
+def test_unset_or_blank_sidecar_arguments_mean_none(raw: str | None) -> None:
     assert sidecar_arguments(raw) == ([], None, None)
 
 
-def test_non_string_sidecar_arguments_are_ignored() -> None:
-    args, _, _ = sidecar_arguments(json.dumps(["--allow-tool", 7, "write", None]))
-    assert args == ["--allow-tool", "write"]
+@pytest.mark.parametrize(
+    "raw",
+    ["not json", "{}", '"--port"', "[", "[" * 5000, '["--allow-tool", 7, "write", null]'],
+)
+def test_unreadable_sidecar_arguments_are_refused(raw: str) -> None:
+    """The sidecar never gets allow flags the driver would not read (one parser)."""
+    with pytest.raises(ServerArgsError):
+        sidecar_arguments(raw)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=6,
+)
+FLAGS = st.sampled_from(["--allow-tool", "--deny-tool", "--allow-all-tools", "--port", "shell(ls)"])
+
+
+@given(
+    st.one_of(
+        st.lists(st.one_of(FLAGS, JSON_VALUES), max_size=8).map(json.dumps),
+        st.lists(FLAGS, max_size=6).map(lambda args: json.dumps(args)[:-1] + ",]"),
+        st.lists(FLAGS, max_size=6).map(lambda args: json.dumps(args).replace('"', "'")),
+        st.text(max_size=20),
+    )
+)
+def test_the_harness_and_the_driver_read_the_arguments_the_same_way(raw: str) -> None:
+    """Both accept a value, the sidecar then getting exactly the flags the driver reads,
+    or both refuse it."""
+    try:
+        kept, _, _ = sidecar_arguments(raw)
+    except ServerArgsError as error:
+        harness_refusal = str(error)
+    else:
+        harness_refusal = ""
+    if harness_refusal:
+        with pytest.raises(ServerArgsError) as driver_error:
+            resolve_permissions({SERVER_ARGS_VARIABLE: raw})
+        assert str(driver_error.value) == harness_refusal
+        return
+    config = resolve_permissions({SERVER_ARGS_VARIABLE: raw})
+    allow = [kept[i + 1] for i, arg in enumerate(kept[:-1]) if arg == "--allow-tool"]
+    if "--allow-all-tools" in kept:
+        assert config.allow_all
+    else:
+        assert config.allowed_tools == tuple(a.strip() for a in allow if a.strip())
 
 
 @given(
@@ -158,6 +206,7 @@ def test_non_string_sidecar_arguments_are_ignored() -> None:
     )
 )
 def test_owned_flags_never_survive(args: list[str]) -> None:
+    assume(not args or args[-1] not in ("--allow-tool", "--deny-tool"))  # refused (above)
     kept, _, _ = sidecar_arguments(json.dumps(args))
     for flag in ("--headless", "--no-auto-update", "--port", "--log-level"):
         assert not any(arg == flag or arg.startswith(flag + "=") for arg in kept)

@@ -20,6 +20,7 @@ from copilot_driver.permissions.config import (
     EXPLICIT_VARIABLE,
     SERVER_ARGS_VARIABLE,
     PermissionConfig,
+    ServerArgsError,
     parse_explicit,
     parse_server_args,
     resolve_permissions,
@@ -77,43 +78,73 @@ def test_server_args_allow_tool_pairs_and_equals_form_in_order() -> None:
     assert config.mode == "scoped"
 
 
-def test_server_args_trailing_allow_tool_without_value_is_ignored() -> None:
-    config = parse_server_args(_args("--allow-tool", "write", "--allow-tool"))
-    assert config is not None
-    assert config.allowed_tools == ("write",)
-    assert parse_server_args(_args("--allow-tool")) is None
+@pytest.mark.parametrize("flag", ["--allow-tool", "--deny-tool"])
+def test_server_args_ending_with_a_flag_without_its_value_are_refused(flag: str) -> None:
+    with pytest.raises(ServerArgsError, match=f"ends with {flag}, which needs a value"):
+        parse_server_args(_args("--allow-tool", "write", flag))
 
 
 @pytest.mark.parametrize(
     "raw",
-    [
-        None,
-        "",
-        "   ",
-        "\n\t",
-        "not json",
-        "[",
-        '{"allowAllTools": true}',
-        '"--allow-all-tools"',
-        "42",
-        "null",
-        _args("--allow-tool", 5),
-        _args("--allow-tool", None),
-        _args("--allow-all-tools", ["nested"]),
-        _args("--allow-all-tools", 1),
-        "[]",
-        _args("--model", "gpt-4.1", "--log-level", "debug"),
-        DEEP,
-        DEEP_CLOSED,
-    ],
+    [None, "", "   ", "\n\t", "[]", _args("--model", "gpt-4.1", "--log-level", "debug")],
 )
-def test_server_args_without_usable_allow_flags_is_no_configuration(raw: str | None) -> None:
+def test_server_args_without_allow_or_deny_flags_is_no_configuration(raw: str | None) -> None:
     assert parse_server_args(raw) is None
     env = {} if raw is None else {SERVER_ARGS_VARIABLE: raw}
     resolved = resolve_permissions(env)
     assert resolved == PermissionConfig()
     assert resolved.mode == "unrestricted"
     assert resolved.source == "none"
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        ("not json", "is not valid JSON: Expecting value at character 1"),
+        ("[", "is not valid JSON: Expecting value at character 2"),
+        ("['--allow-all-tools']", "is not valid JSON: it uses single quotes"),
+        ('["--allow-all-tools",]', "is not valid JSON: it has a trailing comma"),
+        ('{"allowAllTools": true}', "is an object, not a JSON array of strings"),
+        ('"--allow-all-tools"', "is a string, not a JSON array of strings"),
+        ("42", "is a number, not a JSON array of strings"),
+        ("null", "is null, not a JSON array of strings"),
+        (_args("--allow-tool", 5), "element 2 is a number"),
+        (_args("--allow-tool", None), "element 2 is null"),
+        (_args("--allow-all-tools", ["nested"]), "element 2 is an array"),
+        (_args("--allow-all-tools", True), "element 2 is a boolean"),
+        (DEEP, "is nested too deeply"),
+        (DEEP_CLOSED, "is nested too deeply"),
+    ],
+)
+def test_unreadable_server_args_are_refused_never_no_configuration(raw: str, why: str) -> None:
+    """Fail closed: "no configuration" approves everything, so a value that is set but
+    unreadable is an error that names the fix, even beside an explicit policy."""
+    for env in (
+        {SERVER_ARGS_VARIABLE: raw},
+        {SERVER_ARGS_VARIABLE: raw, EXPLICIT_VARIABLE: '{"allowedTools": ["read"]}'},
+    ):
+        with pytest.raises(ServerArgsError) as caught:
+            resolve_permissions(env)
+        message = str(caught.value)
+        assert message.startswith(SERVER_ARGS_VARIABLE)
+        assert why in message, message
+        assert "write the sidecar's arguments as a JSON array of strings" in message
+
+
+def test_deny_flags_are_kept_in_every_mode() -> None:
+    allow_all = parse_server_args(_args("--allow-all-tools", "--deny-tool", " shell(rm) "))
+    assert allow_all == PermissionConfig(True, (), SERVER_ARGS_VARIABLE, ("shell(rm)",))
+    only_deny = parse_server_args(_args("--headless", "--deny-tool=write"))
+    assert only_deny == PermissionConfig(False, (), SERVER_ARGS_VARIABLE, ("write",))
+    assert only_deny.mode == "unrestricted"
+    assert "1 deny rule: write" in only_deny.describe()
+    scoped = parse_server_args(
+        _args("--allow-tool", "shell(git:*)", "--deny-tool", "shell(git push)")
+    )
+    assert scoped is not None
+    assert scoped.describe() == (
+        "1 rule: shell(git:*); 1 deny rule: shell(git push) (from GH_AW_COPILOT_SDK_SERVER_ARGS)"
+    )
 
 
 def test_server_args_entries_are_trimmed_and_empty_ones_dropped() -> None:
@@ -150,16 +181,26 @@ def test_explicit_allow_all() -> None:
     assert config.source == EXPLICIT_VARIABLE
 
 
-def test_explicit_allowed_tools_trimmed_and_non_strings_dropped() -> None:
-    raw = json.dumps(
-        {"allowAllTools": False, "allowedTools": [" read ", "", "  ", 5, None, ["x"], {}, "write"]}
-    )
+def test_explicit_allowed_tools_trimmed_and_empty_ones_dropped() -> None:
+    raw = json.dumps({"allowAllTools": False, "allowedTools": [" read ", "", "  ", "write"]})
     config = parse_explicit(raw)
     assert config == PermissionConfig(False, ("read", "write"), EXPLICIT_VARIABLE)
     assert config.mode == "scoped"
 
 
-@pytest.mark.parametrize("raw", ["{}", '{"allowedTools": []}', '{"allowedTools": ["", " ", 3]}'])
+@pytest.mark.parametrize("key", ["allowedTools", "deniedTools"])
+@pytest.mark.parametrize("entry", [5, None, ["x"], {}])
+def test_explicit_rules_that_are_not_strings_are_refused(key: str, entry: object) -> None:
+    with pytest.raises(ValueError, match=f"{key} must be an array of strings"):
+        parse_explicit(json.dumps({key: ["read", entry]}))
+
+
+def test_explicit_denied_tools() -> None:
+    config = parse_explicit('{"allowAllTools": true, "deniedTools": [" shell(rm) "]}')
+    assert config == PermissionConfig(True, (), EXPLICIT_VARIABLE, ("shell(rm)",))
+
+
+@pytest.mark.parametrize("raw", ["{}", '{"allowedTools": []}', '{"allowedTools": ["", " "]}'])
 def test_explicit_without_rules_is_unrestricted(raw: str) -> None:
     config = parse_explicit(raw)
     assert config.allow_all is False

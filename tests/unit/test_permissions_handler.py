@@ -381,25 +381,54 @@ def test_github_actions_annotation_goes_to_stderr(capsys: pytest.CaptureFixture[
 
 
 @pytest.mark.parametrize("threshold", [1, 3])
-def test_denial_guard_trips_once_at_the_threshold(sink: Sink, threshold: int) -> None:
+async def test_denial_guard_trips_once_and_withholds_from_the_threshold_on(
+    sink: Sink, threshold: int
+) -> None:
+    """Spec 4.5: the threshold stops inference. The denial that reaches it and every
+    request after it get no decision until the turn is stopped (a delivered decision
+    would let the runtime call the model again), and only denials count."""
+    from copilot.session import PermissionNoResult
+
     trips: list[tuple[int, int]] = []
     guard = DenialGuard(threshold, lambda count, limit: trips.append((count, limit)))
     handler = make_permission_handler(scoped("read"), sink.log, guard=guard)
 
-    for denied in range(1, threshold + 3):
+    for denied in range(1, threshold):
         # Approvals in between never count.
         assert isinstance(handler(read("/ok"), INVOCATION), PermissionDecisionApproveOnce)
         assert isinstance(handler(write(f"/x{denied}"), INVOCATION), PermissionDecisionReject)
-        assert guard.count == denied
-        assert trips == ([] if denied < threshold else [(threshold, threshold)])
-        assert guard.tripped is (denied >= threshold)
-    assert len([e for e in sink.entries if e["event"] == "permission.denied"]) == threshold + 2
+        assert (guard.count, trips, guard.tripped) == (denied, [], False)
+    tripping = asyncio.ensure_future(handler(write("/last"), INVOCATION))
+    assert trips == [(threshold, threshold)]
+    later = [asyncio.ensure_future(handler(r, INVOCATION)) for r in (write("/y"), read("/ok"))]
+    await asyncio.sleep(0.01)
+    assert not any(task.done() for task in (tripping, *later))  # nothing sent yet
+    guard.turn_stopped()
+    results = await asyncio.gather(tripping, *later)
+    assert all(isinstance(result, PermissionNoResult) for result in results)
+    events = [e["event"] for e in sink.entries]
+    assert events.count("permission.denied") == threshold
+    assert guard.count == threshold  # withheld requests are not denials
+
+
+async def test_a_withheld_request_is_rejected_if_the_turn_is_never_stopped(sink: Sink) -> None:
+    """The backstop: a decision, and never an approval, if the driver never stops the turn."""
+    guard = DenialGuard(1, lambda *_: None, withhold_timeout=0.01)
+    handler = make_permission_handler(scoped("read"), sink.log, guard=guard)
+    tripping = await handler(write("/x"), INVOCATION)
+    after = await handler(read("/ok"), INVOCATION)
+    assert isinstance(tripping, PermissionDecisionReject)
+    assert isinstance(after, PermissionDecisionReject)
+    assert tripping.feedback == DENIAL_FEEDBACK
 
 
 def test_denial_guard_trips_after_the_denial_is_logged(sink: Sink) -> None:
     logged_before_trip: list[int] = []
     guard = DenialGuard(1, lambda count, limit: logged_before_trip.append(len(sink.entries)))
-    make_permission_handler(scoped("read"), sink.log, guard=guard)(write("/x"), INVOCATION)
+    withheld = make_permission_handler(scoped("read"), sink.log, guard=guard)(
+        write("/x"), INVOCATION
+    )
+    withheld.close()  # never awaited here
     assert logged_before_trip == [1]
 
 
@@ -436,13 +465,13 @@ class _NotADict:
     ids=["raises", "none", "list", "str", "object", "plain-dict"],
 )
 def test_unreadable_requests_are_rejected_and_logged(sink: Sink, request_: Any) -> None:
-    trips: list[tuple[int, int]] = []
     seen: list[Denial] = []
+    guard = DenialGuard(2, lambda *_: None)
     handler = make_permission_handler(
         scoped("shell"),  # would allow any readable shell request
         sink.log,
         secondary=[seen.append],
-        guard=DenialGuard(1, lambda *args: trips.append(args)),
+        guard=guard,
     )
     result = handler(request_, INVOCATION)
     assert isinstance(result, PermissionDecisionReject)
@@ -453,7 +482,7 @@ def test_unreadable_requests_are_rejected_and_logged(sink: Sink, request_: Any) 
     assert entry["requestKind"] == "unknown"
     assert entry["reason"] == "the request could not be read"
     assert len(seen) == 1
-    assert trips == [(1, 1)]
+    assert guard.count == 1  # an unreadable request is a denial like any other
 
 
 def test_a_policy_that_raises_rejects(sink: Sink, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ matching in depth lives in test_permissions_shell.py; here only representative c
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from copilot.session_events import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from copilot_driver.permissions.bash import ShellParseError, parse_command
 from copilot_driver.permissions.config import PermissionConfig, parse_explicit
 from copilot_driver.permissions.policy import SUMMARY_CHARS, Decision, Policy, summarise
 
@@ -90,14 +92,16 @@ def custom_tool(name: str = "lookup_weather") -> PermissionRequestCustomTool:
     )
 
 
-def mcp(server: str = "fake", tool: str = "add") -> PermissionRequestMcp:
-    """As the runtime sends it: toolName prefixed by the server key, bare toolTitle."""
+def mcp(server: str = "fake", tool: str = "add", title: str | None = None) -> PermissionRequestMcp:
+    """As the Copilot CLI 1.0.102 sends it (measured): `toolName` is the server key, `-`
+    and the raw tool name with every character outside [A-Za-z0-9_-] replaced by `-`;
+    `toolTitle` is the tool's title, or its raw name when it has none."""
     return PermissionRequestMcp.from_dict(
         {
             "kind": "mcp",
             "serverName": server,
-            "toolName": f"{server}-{tool}",
-            "toolTitle": tool,
+            "toolName": f"{server}-{re.sub(r'[^A-Za-z0-9_-]', '-', tool)}",
+            "toolTitle": tool if title is None else title,
             "readOnly": False,
             "args": {"a": 1, "b": 2},
         }
@@ -328,12 +332,11 @@ def test_t_csd_108_mcp_by_server_and_by_server_tool() -> None:
     # The server entry allows every tool of that server.
     assert allowed(policy("fake"), add) is True
     assert allowed(policy("fake"), sub) is True
-    # The server-tool entry, with the bare tool name or the runtime's prefixed one.
+    # The server-tool entry names the raw tool name, as the server defines it.
     assert allowed(policy("fake(add)"), add) is True
-    assert allowed(policy("fake(fake-add)"), add) is True
     assert allowed(policy("fake(add)"), sub) is False
-    assert allowed(policy("fake(fake-add)"), sub) is False
     for rules in (
+        ("fake(fake-add)",),  # the runtime's wire name is not the raw name (spec 1.0.3 5.3)
         ("fake(sub)",),
         ("fak(add)",),
         ("fake-add",),
@@ -358,10 +361,48 @@ def test_t_csd_108_mcp_server_names_with_dashes() -> None:
     assert request.tool_name == "my-server-get_file"
     assert allowed(policy("my-server"), request) is True
     assert allowed(policy("my-server(get_file)"), request) is True
-    assert allowed(policy("my-server(my-server-get_file)"), request) is True
-    for rules in (("my",), ("my(server-get_file)",), ("my-server(put_file)",), ("server",)):
+    for rules in (
+        ("my",),
+        ("my(server-get_file)",),
+        ("my-server(put_file)",),
+        ("server",),
+        ("my-server(my-server-get_file)",),
+    ):
         assert allowed(policy(*rules), request) is False, rules
     assert allowed(policy("my"), mcp("my-server", "x")) is False
+
+
+def test_mcp_rules_name_raw_tools_never_wire_names_or_stripped_prefixes() -> None:
+    """Spec 1.0.3 5.3: `<serverName>(<rawMCPToolName>)`; "prefix stripping or guessed
+    aliases MUST NOT authorize another raw tool". Server `fake` defines both `add` and
+    `fake-add`; the runtime calls them `fake-add` and `fake-fake-add`."""
+    add, fake_add = mcp("fake", "add"), mcp("fake", "fake-add")
+    assert add.tool_name == "fake-add"
+    assert fake_add.tool_name == "fake-fake-add"
+    assert allowed(policy("fake(add)"), add) is True
+    assert allowed(policy("fake(add)"), fake_add) is False
+    assert allowed(policy("fake(fake-add)"), fake_add) is True
+    assert allowed(policy("fake(fake-add)"), add) is False
+    # A title does not change the raw name the grant names.
+    titled = mcp("fake", "add", title="Adder")
+    assert allowed(policy("fake(add)"), titled) is True
+    assert allowed(policy("fake(Adder)"), titled) is False
+
+
+def test_mcp_raw_names_the_runtime_renames() -> None:
+    """`x.y` reaches the runtime's request as `fake-x-y`: only the raw name grants it, and
+    a grant for raw `x-y` does not grant raw `x.y` (the title tells them apart)."""
+    dotted = mcp("fake", "x.y")
+    assert dotted.tool_name == "fake-x-y"
+    assert allowed(policy("fake(x.y)"), dotted) is True
+    assert allowed(policy("fake(x-y)"), dotted) is False
+    dashed = mcp("fake", "x-y")
+    assert allowed(policy("fake(x-y)"), dashed) is True
+    assert allowed(policy("fake(x.y)"), dashed) is False
+    # With a title the runtime no longer shows the raw name: a renamed raw name cannot be
+    # confirmed, so only the server entry grants it.
+    assert allowed(policy("fake(x.y)"), mcp("fake", "x.y", title="Dotted")) is False
+    assert allowed(policy("fake"), mcp("fake", "x.y", title="Dotted")) is True
 
 
 def test_shell_rules_are_never_mcp_rules() -> None:
@@ -385,9 +426,9 @@ def test_t_csd_109_shell_matching() -> None:
     exact full-command entries." Spec 5.3: shell "MUST be approved when at least one
     condition is true: allowedTools contains shell; a shell(<rule>) entry matches the
     request command identifier; a shell(<full command text>) entry exactly matches full
-    command text." Spec 5.4: "Rules ending with :* MUST perform prefix matching against
-    command identifiers. Rules without spaces SHOULD be treated as identifier matches.
-    Rules containing spaces MUST be treated as exact full-command matches."
+    command text." Spec 5.4 (1.0.2): "Rules ending with :* MUST perform prefix matching
+    against command identifiers. Rules without spaces SHOULD be treated as identifier
+    matches. Rules containing spaces MUST be treated as exact full-command matches."
     """
     # `shell` allows any command, even one the parser refuses.
     for command, identifiers in (
@@ -423,6 +464,7 @@ def test_t_csd_109_shell_matching() -> None:
     assert allowed(exact, shell("git status -s", ["git"])) is True
     assert allowed(exact, shell("git status", ["git"])) is False
     assert allowed(exact, shell("git status -s && rm x", ["git", "rm"])) is False
+    assert allowed(exact, shell("git status -s && git status -s", ["git", "git"])) is False
 
     # The runtime's own parse must agree with the policy's.
     assert allowed(git, shell("git status", ["rm"])) is False
@@ -433,6 +475,200 @@ def test_t_csd_109_shell_matching() -> None:
     assert (
         allowed(policy("read", "write", "web_fetch", "git"), shell("git status", ["git"])) is False
     )
+
+
+def shell_with(command: str, identifiers: str) -> dict[str, Any]:
+    """A shell request whose SDK identifiers hold `identifiers` ways (spec 1.0.3 5.4):
+    the executable only, the complete command, or no entries at all."""
+    wire = shell(command).to_dict()
+    try:
+        segments = [c.text for c in parse_command(command)]
+    except ShellParseError:  # outside the literal subset: one segment, as the runtime may see it
+        segments = [command]
+    if identifiers == "executable":
+        wire["commands"] = [{"identifier": t.split()[0], "readOnly": False} for t in segments]
+        wire["commandSegments"] = [
+            {"fullCommandText": command, "identifier": t.split()[0]} for t in segments
+        ]
+    elif identifiers == "complete":
+        wire["commands"] = [{"identifier": t, "readOnly": False} for t in segments]
+        wire["commandSegments"] = [{"fullCommandText": command, "identifier": t} for t in segments]
+    else:
+        wire["commands"] = []
+        wire.pop("commandSegments", None)
+    return wire
+
+
+IDENTIFIER_FORMS = ("executable", "complete", "absent")
+
+
+@pytest.mark.parametrize("identifiers", IDENTIFIER_FORMS)
+def test_t_csd_112_subcommand_grants_read_the_full_command_text(identifiers: str) -> None:
+    """T-CSD-112: "Subcommand-scoped grants approve the same permitted commands with
+    executable-only, full-command, and absent SDK identifiers." Spec 1.0.3 5.4:
+    "Subcommand-scoped matching MUST use full command text whether SDK identifiers
+    contain an executable name, the complete command, or no entries." """
+    grants = policy("shell(git checkout:*)", "shell(git status:*)")
+    for command in (
+        "git checkout main",
+        "git checkout",
+        "git status -s",
+        "git checkout -b topic && git status",
+        "git status | git checkout main",
+    ):
+        assert allowed(grants, shell_with(command, identifiers)) is True, command
+    for command in ("git push", "git checkout-index -a", "git status && git push"):
+        assert allowed(grants, shell_with(command, identifiers)) is False, command
+
+
+@pytest.mark.parametrize("identifiers", IDENTIFIER_FORMS)
+def test_t_csd_113_boundaries_repeats_and_syntax_never_authorize(identifiers: str) -> None:
+    """T-CSD-113: "Subcommand boundaries, repeated executables in chains, and unsupported
+    syntax cannot authorize an ungranted command." Spec 1.0.3 5.4: "git checkout:* MUST
+    NOT authorize git checkout-other or git push"; "every command segment MUST match an
+    applicable grant. Repeated executable names MUST NOT be deduplicated before checking
+    their subcommands"; "Unsupported or malformed shell syntax MUST NOT authorize a
+    request through a subcommand-scoped grant"."""
+    checkout = policy("shell(git checkout:*)")
+    for command in (
+        "git checkout-other",
+        "git checkoutx main",
+        "git push",
+        "git checkout main && git push",
+        "git checkout main; git checkout main; git push --force",
+        "git checkout main | git push",
+        "git checkout $(git push)",
+        "git checkout `git push`",
+        'git checkout "$(git push)"',
+        "git checkout main & git push",
+        "(git checkout main)",
+        "git checkout {main,dev}",
+    ):
+        assert allowed(checkout, shell_with(command, identifiers)) is False, command
+
+
+def test_quoted_separators_are_not_separators() -> None:
+    """Spec 1.0.3 5.4: "Quoted argument text MUST NOT be mistaken for a command separator"
+    (either way: the quoted text is one argument, and nothing in it runs)."""
+    commit = policy("shell(git commit:*)")
+    assert allowed(commit, shell("git commit -m 'fix && ship; done | ok'")) is True
+    assert allowed(commit, shell('git commit -m "a && b" && git push')) is False
+
+
+def test_literal_git_revisions_are_not_expansions() -> None:
+    """Spec 1.0.3 5.4: "Literal Git revision arguments such as HEAD~1 and HEAD@{1} MUST NOT
+    be rejected as shell expansions." """
+    log = policy("shell(git log:*)", "shell(git diff:*)")
+    for command in ("git log HEAD~1", "git log -1 HEAD@{1}", "git diff HEAD~2..HEAD^ -- x"):
+        assert allowed(log, shell(command)) is True, command
+
+
+def test_exact_rules_match_the_whole_command_text_never_a_segment() -> None:
+    """Spec 1.0.3 5.4: "Rules containing spaces but not ending with :* MUST remain exact
+    full-command matches, not implicit argument wildcards or grants for individual chain
+    segments." """
+    exact = policy("shell(git status -s)")
+    assert allowed(exact, shell("git status -s")) is True
+    assert allowed(exact, shell("  git status -s\n")) is True  # surrounding blanks
+    assert allowed(exact, shell("git  status  '-s'")) is True  # the same words, re-spelt
+    for command in (
+        "git status -s && git status -s",
+        "git status -s; git status -s",
+        "git status -s | git status -s",
+        "git status -s -v",
+        "git status",
+    ):
+        assert allowed(exact, shell(command)) is False, command
+    # An exact rule beside a name rule grants no segment of a chain.
+    with_ls = policy("shell(git status -s)", "shell(ls)")
+    assert allowed(with_ls, shell("git status -s && ls")) is False
+    assert allowed(with_ls, shell("ls && git status -s")) is False
+    assert allowed(with_ls, shell("ls -la")) is True
+    # An exact rule may spell a whole chain; then exactly that chain.
+    chain = policy("shell(make -C sub && make -C sub test)")
+    assert allowed(chain, shell("make -C sub && make -C sub test")) is True
+    assert allowed(chain, shell("make -C sub; make -C sub test")) is False
+    assert allowed(chain, shell("make -C sub")) is False
+    # Outside the literal subset, the text itself: exactly what the rule grants runs.
+    dollar = policy("shell(echo $HOME)")
+    assert allowed(dollar, shell("echo $HOME")) is True
+    assert allowed(dollar, shell("echo $HOME && id")) is False
+    assert allowed(dollar, shell("echo $PATH")) is False
+
+
+# --- deny rules (`--deny-tool`) ---------------------------------------------------------------
+
+
+def config(allow: Sequence[str] = (), deny: Sequence[str] = (), allow_all: bool = False) -> Policy:
+    return Policy(PermissionConfig(allow_all, tuple(allow), "test", denied_tools=tuple(deny)))
+
+
+def test_a_deny_rule_wins_over_allow_rules_and_is_named() -> None:
+    both = config(["shell(git:*)"], ["shell(git push)"])
+    assert allowed(both, shell("git status")) is True
+    decision = both.decide(shell("git push origin main").to_dict())
+    assert decision.allowed is False
+    assert "--deny-tool shell(git push)" in decision.reason
+    # Read broadly: global options between the words, a chain, a path to the program.
+    for command in (
+        "git -C repo push",
+        "git status && git push",
+        "/usr/bin/git push",
+    ):
+        assert allowed(both, shell(command)) is False, command
+
+
+def test_deny_rules_apply_under_allow_all_and_without_configuration() -> None:
+    for policy_ in (config(deny=["shell(rm)"], allow_all=True), config(deny=["shell(rm:*)"])):
+        assert policy_.approves_everything is False
+        assert allowed(policy_, shell("ls -la")) is True
+        assert allowed(policy_, write()) is True
+        assert allowed(policy_, mcp()) is True
+        for command in ("rm -rf x", "ls && rm x", "/bin/rm x"):
+            assert allowed(policy_, shell(command)) is False, command
+
+
+def test_under_a_shell_deny_rule_what_the_policy_cannot_read_is_denied() -> None:
+    """A wrapper, an option that runs a program, or syntax outside the literal subset could
+    run the denied command: the policy cannot rule it out, so it denies (fail closed)."""
+    deny_rm = config(deny=["shell(rm)"], allow_all=True)
+    for command in (
+        "env rm x",
+        "bash -c 'rm x'",
+        "find . -exec rm {} +",
+        "echo $(rm x)",
+        "xargs rm < list",
+        "PAGER=rm git log",
+        "ls *.py",
+    ):
+        decision = deny_rm.decide(shell(command).to_dict())
+        assert decision.allowed is False, command
+        assert "--deny-tool shell(rm)" in decision.reason, decision.reason
+    # The exact text of a deny rule is denied even outside the literal subset.
+    deny_text = config(deny=["shell(echo $HOME)"], allow_all=True)
+    assert allowed(deny_text, shell("echo $HOME")) is False
+
+
+@pytest.mark.parametrize(
+    ("deny", "request_", "is_denied"),
+    [
+        ("read", read(), True),
+        ("write", write(), True),
+        ("web_fetch", url(), True),
+        ("url", url(), True),
+        ("shell", shell("ls"), True),
+        ("fake", mcp("fake", "add"), True),
+        ("fake(add)", mcp("fake", "add"), True),
+        ("fake(add)", mcp("fake", "sub"), False),
+        ("fake(fake-add)", mcp("fake", "add"), True),  # read broadly, like every deny rule
+        ("lookup", custom_tool("lookup"), True),
+        ("lookup", custom_tool("other"), False),
+        ("write", read(), False),
+    ],
+)
+def test_deny_rules_of_every_kind(deny: str, request_: Any, is_denied: bool) -> None:
+    everything = config(["read", "write", "web_fetch", "shell", "fake", "lookup", "other"], [deny])
+    assert allowed(everything, request_) is (not is_denied)
 
 
 def test_shell_denial_reason_names_the_segment() -> None:

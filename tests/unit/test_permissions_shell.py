@@ -259,9 +259,11 @@ def test_prefix_rule_is_word_based(command: str, allowed: bool) -> None:
         ("git status", False),
         ("git status -s > x", False),
         ("git -s status", False),
+        ("git status -s && git status -s", False),
+        ("git status -s\ngit status -s", False),
     ],
 )
-def test_exact_rule_matches_the_whole_segment(command: str, allowed: bool) -> None:
+def test_exact_rule_matches_the_whole_line(command: str, allowed: bool) -> None:
     policy = policy_of("shell(git status -s)")
     assert decide(command, policy).allowed is allowed
 
@@ -309,19 +311,25 @@ def test_plain_shell_allows_everything(command: str) -> None:
 
 
 def test_unusable_rules_are_reported_and_never_match() -> None:
-    compiled = ShellRules.compile([":*", "*", "a; b:*", "git:*", "FOO=1 ls:*"])
-    assert compiled.unusable == (":*", "*", "a; b:*", "FOO=1 ls:*")
+    compiled = ShellRules.compile([":*", "*", "a; b:*", "git:*", "FOO=1 ls:*", " "])
+    assert compiled.unusable == (":*", "*", "a; b:*", "FOO=1 ls:*", " ")
     assert compiled.unusable_reasons == (
         "it contains no command",
         "it contains an unquoted `*` (a glob pattern)",
-        "a rule names one command, and this one holds several",
+        "a name or prefix rule names one command, and this one holds several",
         "a name or prefix rule holds no assignment or redirection",
+        "it names no command",
     )
     assert compiled.names == frozenset({"git"})
 
-    policy = policy_of("shell(:*)", "shell(*)", "shell(a; b:*)", "read")
-    assert policy.unusable_rules == ("shell(:*)", "shell(*)", "shell(a; b:*)")
-    for command in ("a", "b", "a; b", "rm x", "git status", "x"):
+    policy = policy_of("shell(:*)", "shell(*)", "shell(a; b:*)", "shell()", "read")
+    assert [p.rule for p in policy.rule_problems] == [
+        "shell(:*)",
+        "shell(*)",
+        "shell(a; b:*)",
+        "shell()",
+    ]
+    for command in ("a", "b", "a; b", "rm x", "git status", "x", ""):
         decision = decide(command, policy)
         assert decision.allowed is False, command
         assert decision.reason
@@ -329,9 +337,20 @@ def test_unusable_rules_are_reported_and_never_match() -> None:
 
 def test_a_rule_missing_its_parenthesis_is_not_a_shell_rule() -> None:
     policy = policy_of("shell(git:*")
-    assert policy.unusable_rules == ()
+    (problem,) = policy.rule_problems
+    assert problem.suggestion == "shell(git:*)"
     assert decide("git status", policy).allowed is False
     assert decide("shell(git:*", policy).allowed is False
+
+
+def test_exact_rules_outside_the_literal_subset_match_their_text_only() -> None:
+    compiled = ShellRules.compile(["echo $HOME", "git log --format='%H %s'"])
+    assert compiled.unusable == ()
+    assert compiled.spells("echo $HOME", None) is True
+    assert compiled.spells(" echo $HOME\n", None) is True
+    assert compiled.spells("echo  $HOME", None) is False
+    assert compiled.spells("git log --format='%H %s'", parse_command("git log --format='%H %s'"))
+    assert compiled.spells('git log --format="%H %s"', parse_command('git log --format="%H %s"'))
 
 
 def test_wrapper_rules_only_match_when_spelled_out_exactly() -> None:

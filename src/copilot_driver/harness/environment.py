@@ -8,9 +8,10 @@ runs in an environment without any GitHub credential.
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Mapping
+
+from copilot_driver.permissions.config import read_server_args
 
 GITHUB_CREDENTIAL_VARIABLES = (
     "COPILOT_GITHUB_TOKEN",
@@ -62,17 +63,10 @@ def sidecar_arguments(raw: str | None) -> tuple[list[str], int | None, str | Non
     """The workflow's sidecar arguments without the flags the harness owns.
 
     Returns (arguments, the `--port` they asked for, the `--log-level` they
-    asked for). Unset, invalid JSON or a non-array means no extra arguments.
+    asked for). Unset or blank means no extra arguments; anything unreadable
+    raises ServerArgsError, read exactly as the driver reads it.
     """
-    if raw is None or not raw.strip():
-        return [], None, None
-    try:
-        parsed = json.loads(raw)
-    except (ValueError, RecursionError):
-        return [], None, None
-    if not isinstance(parsed, list):
-        return [], None, None
-    args = [arg for arg in parsed if isinstance(arg, str)]
+    args = read_server_args(raw) or []
     kept: list[str] = []
     port: int | None = None
     log_level: str | None = None

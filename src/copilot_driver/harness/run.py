@@ -33,7 +33,7 @@ from copilot_driver.harness.environment import (
     sidecar_arguments,
 )
 from copilot_driver.harness.progress import Progress, StatusLine
-from copilot_driver.permissions.config import SERVER_ARGS_VARIABLE
+from copilot_driver.permissions.config import SERVER_ARGS_VARIABLE, ServerArgsError
 from copilot_driver.redaction import Redactor
 from copilot_driver.sidecar import Sidecar, SidecarError, locate_copilot_cli
 
@@ -101,7 +101,13 @@ class Harness:
             self._error(f"cannot create the session state folder {base}: {error.strerror}")
             return HarnessExit.USAGE
         log_path = base / f"sidecar-{stamp}-{os.getpid()}.log"
-        extra_args, asked_port, log_level = sidecar_arguments(self.env.get(SERVER_ARGS_VARIABLE))
+        try:
+            extra_args, asked_port, log_level = sidecar_arguments(
+                self.env.get(SERVER_ARGS_VARIABLE)
+            )
+        except ServerArgsError as error:
+            self._error(str(error))
+            return HarnessExit.USAGE
         port = self.options.port if self.options.port is not None else (asked_port or 0)
 
         previous = self._install_signal_handlers()

@@ -3,30 +3,39 @@
 Two inputs, in order of precedence:
 
 - `GH_AW_COPILOT_SDK_PERMISSIONS`: an explicit JSON object
-  `{"allowAllTools": bool, "allowedTools": [str, ...]}`. When set it must be
-  valid: a policy the user wrote never silently widens to "allow all", so
-  invalid JSON, a wrong type or an unknown key is a configuration error.
+  `{"allowAllTools": bool, "allowedTools": [str, ...], "deniedTools": [str, ...]}`.
+  When set it must be valid: a policy the user wrote never silently widens
+  to "allow all", so invalid JSON, a wrong type or an unknown key is a
+  configuration error.
 - `GH_AW_COPILOT_SDK_SERVER_ARGS`: the sidecar's CLI arguments as a JSON
-  array (the interoperable input): `--allow-all-tools` anywhere means allow
-  all; each `--allow-tool VALUE` (or `--allow-tool=VALUE`) adds VALUE in
-  order. Unset, blank, invalid, not an array of strings, or no allow flags:
-  no configuration (this mirrors what the sidecar itself was given).
+  array of strings (the interoperable input): `--allow-all-tools` anywhere
+  means allow all; each `--allow-tool VALUE` (or `--allow-tool=VALUE`) adds
+  VALUE in order, and each `--deny-tool VALUE` a deny rule. Unset or blank,
+  or no allow or deny flags: no configuration. Set but not a JSON array of
+  strings: a configuration error (`ServerArgsError`), never "no
+  configuration", which would approve everything. The harness reads the
+  same value with the same parser (`read_server_args`), so the sidecar and
+  the driver can never disagree about it.
 
-Entries are trimmed; empty and non-string entries are dropped. No
-configuration, allow-all, or an empty list all mean: approve every request
-(the SDK's approve-all behaviour, spec 5.2 "defer to the SDK default policy").
+Entries are trimmed; empty entries are dropped. No configuration, allow-all,
+or an empty list all mean: approve every request (the SDK's approve-all
+behaviour, spec 5.2 "defer to the SDK default policy"), except what a deny
+rule matches.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 EXPLICIT_VARIABLE = "GH_AW_COPILOT_SDK_PERMISSIONS"
 SERVER_ARGS_VARIABLE = "GH_AW_COPILOT_SDK_SERVER_ARGS"
-_EXPLICIT_KEYS = frozenset({"allowAllTools", "allowedTools"})
+_EXPLICIT_KEYS = frozenset({"allowAllTools", "allowedTools", "deniedTools"})
+_FLAGS_WITH_VALUES = ("--allow-tool", "--deny-tool")
+_SERVER_ARGS_EXAMPLE = '["--allow-tool","shell(git:*)","--allow-tool","write"]'
 
 Mode = Literal["allow-all", "unrestricted", "scoped"]
 
@@ -37,6 +46,8 @@ class PermissionConfig:
     allowed_tools: tuple[str, ...] = ()
     source: str = "none"
     """The variable it came from, or "none"."""
+    denied_tools: tuple[str, ...] = ()
+    """`--deny-tool` rules: they win over every allow rule, in every mode."""
 
     @property
     def mode(self) -> Mode:
@@ -49,23 +60,34 @@ class PermissionConfig:
     def describe(self) -> str:
         """The configuration in words, for the start-up log."""
         origin = f" (from {self.source})" if self.source != "none" else ""
+        deny = ""
+        if self.denied_tools:
+            count = len(self.denied_tools)
+            deny = f"; {count} deny rule{'s' if count != 1 else ''}: {', '.join(self.denied_tools)}"
+        every = "every tool request is approved" + (" except what they deny" if deny else "")
         if self.mode == "allow-all":
-            return f"allow-all: every tool request is approved{origin}"
+            return f"allow-all: {every}{deny}{origin}"
         if self.mode == "unrestricted":
-            why = "no permission configuration" if self.source == "none" else "an empty allowlist"
-            return f"none (unrestricted): {why}, every tool request is approved{origin}"
+            why = "no allow rules" if self.source != "none" else "no permission configuration"
+            if self.source != "none" and not self.denied_tools:
+                why = "an empty allowlist"
+            return f"none (unrestricted): {why}, {every}{deny}{origin}"
         count = len(self.allowed_tools)
         rules = ", ".join(self.allowed_tools)
-        return f"{count} rule{'s' if count != 1 else ''}: {rules}{origin}"
+        return f"{count} rule{'s' if count != 1 else ''}: {rules}{deny}{origin}"
 
 
 def resolve_permissions(env: Mapping[str, str]) -> PermissionConfig:
-    """The effective configuration; raises ValueError for an invalid explicit one."""
+    """The effective configuration; raises ValueError for an unreadable input.
+
+    The server arguments are read even when the explicit variable wins: a
+    broken input is reported, never ignored.
+    """
+    from_args = parse_server_args(env.get(SERVER_ARGS_VARIABLE))
     explicit = env.get(EXPLICIT_VARIABLE)
     if explicit is not None and explicit.strip():
         return parse_explicit(explicit)
-    server_args = env.get(SERVER_ARGS_VARIABLE)
-    return parse_server_args(server_args) or PermissionConfig()
+    return from_args or PermissionConfig()
 
 
 def parse_explicit(raw: str) -> PermissionConfig:
@@ -90,51 +112,108 @@ def parse_explicit(raw: str) -> PermissionConfig:
     allow_all = value.get("allowAllTools", False)
     if not isinstance(allow_all, bool):
         raise ValueError(f"{EXPLICIT_VARIABLE}: allowAllTools must be true or false")
-    tools = value.get("allowedTools", [])
-    if not isinstance(tools, list):
-        raise ValueError(f"{EXPLICIT_VARIABLE}: allowedTools must be an array of strings")
-    return PermissionConfig(allow_all, _normalise(tools), EXPLICIT_VARIABLE)
+    lists = {}
+    for key in ("allowedTools", "deniedTools"):
+        tools = value.get(key, [])
+        if not isinstance(tools, list) or not all(isinstance(tool, str) for tool in tools):
+            raise ValueError(f"{EXPLICIT_VARIABLE}: {key} must be an array of strings")
+        lists[key] = _normalise(tools)
+    return PermissionConfig(
+        allow_all, lists["allowedTools"], EXPLICIT_VARIABLE, lists["deniedTools"]
+    )
+
+
+class ServerArgsError(ValueError):
+    """GH_AW_COPILOT_SDK_SERVER_ARGS is set but unreadable; the message names the fix."""
+
+
+def read_server_args(raw: str | None) -> list[str] | None:
+    """The sidecar's arguments, or None when unset or blank. Shared by the harness and
+    the driver. Raises ServerArgsError for anything but a JSON array of strings in
+    which each value flag has its value."""
+    if raw is None or not raw.strip():
+        return None
+    try:
+        args = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ServerArgsError(_not_json(raw, error)) from None
+    except RecursionError:
+        raise ServerArgsError(_problem("is nested too deeply")) from None
+    if not isinstance(args, list):
+        raise ServerArgsError(_problem(f"is {_json_type(args)}, not a JSON array of strings"))
+    for index, arg in enumerate(args, start=1):
+        if not isinstance(arg, str):
+            raise ServerArgsError(
+                _problem(f"is not a JSON array of strings: element {index} is {_json_type(arg)}")
+            )
+    for index, arg in enumerate(args):
+        if arg in _FLAGS_WITH_VALUES and index + 1 == len(args):
+            raise ServerArgsError(
+                f"{SERVER_ARGS_VARIABLE} ends with {arg}, which needs a value: "
+                f'add the rule after it, e.g. "{arg}", "shell(git:*)"'
+            )
+    return list(args)
 
 
 def parse_server_args(raw: str | None) -> PermissionConfig | None:
-    """The allow flags of the sidecar's arguments, or None for "no configuration"."""
-    if raw is None or not raw.strip():
-        return None
-    try:
-        args = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
-        return None
-    if "--allow-all-tools" in args:
-        return PermissionConfig(True, (), SERVER_ARGS_VARIABLE)
-    tools: list[Any] = []
-    for index, arg in enumerate(args):
-        if arg == "--allow-tool" and index + 1 < len(args):
-            tools.append(args[index + 1])
-        elif arg.startswith("--allow-tool="):
-            tools.append(arg.removeprefix("--allow-tool="))
-    if not tools:
-        return None
-    return PermissionConfig(False, _normalise(tools), SERVER_ARGS_VARIABLE)
+    """The allow and deny flags of the sidecar's arguments, or None for "no configuration".
 
-
-def server_args_problem(raw: str | None) -> str | None:
-    """Why a set GH_AW_COPILOT_SDK_SERVER_ARGS gives no configuration, if it is unreadable.
-
-    Unreadable arguments mean "no configuration" (what the sidecar given them
-    would do, and what the reference driver does), which approves every
-    request: the driver says so at start rather than widening silently.
+    Raises ServerArgsError for a set but unreadable value (`read_server_args`).
     """
-    if raw is None or not raw.strip():
+    args = read_server_args(raw)
+    if args is None:
         return None
-    try:
-        args = json.loads(raw)
-    except (ValueError, RecursionError):
-        return "is not valid JSON"
-    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
-        return "is not a JSON array of strings"
-    return None
+    denied = _normalise(_flag_values(args, "--deny-tool"))
+    if "--allow-all-tools" in args:
+        return PermissionConfig(True, (), SERVER_ARGS_VARIABLE, denied)
+    allow_values = _flag_values(args, "--allow-tool")
+    if not allow_values and not denied:
+        return None
+    return PermissionConfig(False, _normalise(allow_values), SERVER_ARGS_VARIABLE, denied)
+
+
+def _flag_values(args: list[str], flag: str) -> list[str]:
+    """The values of `flag VALUE` and `flag=VALUE`, in order."""
+    values = []
+    for index, arg in enumerate(args):
+        if arg == flag and index + 1 < len(args):
+            values.append(args[index + 1])
+        elif arg.startswith(flag + "="):
+            values.append(arg.removeprefix(flag + "="))
+    return values
+
+
+def _problem(what: str) -> str:
+    return (
+        f"{SERVER_ARGS_VARIABLE} {what}; write the sidecar's arguments as a JSON array "
+        f"of strings, e.g. {_SERVER_ARGS_EXAMPLE}"
+    )
+
+
+def _not_json(raw: str, error: json.JSONDecodeError) -> str:
+    """What is wrong with text that is not JSON, in the terms of the usual mistakes."""
+    text = raw.strip()
+    if "'" in text and '"' not in text:
+        hint = "it uses single quotes (JSON strings take double quotes)"
+    elif re.search(r",\s*\]\s*$", text):
+        hint = "it has a trailing comma before `]`"
+    else:
+        hint = f"{error.msg} at character {error.pos + 1}"
+    return _problem(f"is not valid JSON: {hint}")
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "a string"
 
 
 def _normalise(tools: list[Any]) -> tuple[str, ...]:

@@ -8,11 +8,18 @@ Every denial (spec 5.5, 6.3):
 - goes to each secondary denial logger (pluggable; under GitHub Actions one
   of them prints a warning annotation);
 - counts towards the tool-denials guard (GH_AW_MAX_TOOL_DENIALS), which
-  stops the session at its threshold.
+  stops the session at its threshold (spec 4.5).
 
-The handler is synchronous and does no I/O beyond the log line: decisions
-cost microseconds and never block the event loop. Anything unexpected while
-deciding is a denial (fail closed).
+Decisions are synchronous and do no I/O beyond the log line: they cost
+microseconds and never block the event loop. Anything unexpected while
+deciding is a denial (fail closed). The one exception is the guard's stop:
+the denial that reaches the threshold, and every request after it, are
+withheld (the handler returns an awaitable, which the SDK awaits) until the
+driver has aborted the turn. A decision delivered first would let the
+runtime call the model again, and the model could ask for yet another tool
+before the abort landed. Withheld requests end as cancelled in the
+runtime's record; the driver's log and events file carry the denial that
+tripped the guard.
 """
 
 from __future__ import annotations
@@ -38,51 +45,88 @@ class Denial:
 
 DenialLogger = Callable[[Denial], None]
 
+WITHHOLD_TIMEOUT_S = 30.0
+"""A backstop: the driver stops the turn within seconds of the guard tripping."""
+
+
+def github_actions_warning(title: str, message: str, stream: IO[str] | None = None) -> None:
+    """Print a `::warning ...::` workflow command on stderr (`message` already masked).
+
+    stdout carries only the final answer, so annotations go to stderr, which
+    the Actions runner also scans for workflow commands.
+    """
+    target = stream or sys.stderr
+    target.write(f"::warning title={_escape_property(title)}::{_escape_data(message)}\n")
+    target.flush()
+
 
 def github_actions_annotation(redactor: Redactor, stream: IO[str] | None = None) -> DenialLogger:
-    """A secondary logger printing `::warning ...::` workflow commands (stderr).
-
-    stdout carries only the final answer, so the annotation goes to stderr,
-    which the Actions runner also scans for workflow commands.
-    """
+    """A secondary logger printing each denial as a warning annotation."""
 
     def log(denial: Denial) -> None:
         message = f"Tool invocation denied by workflow tool permissions: {denial.summary}"
-        line = (
-            f"::warning title={_escape_property('Copilot tool permission denied')}::"
-            f"{_escape_data(redactor.text(message))}\n"
-        )
-        target = stream or sys.stderr
-        target.write(line)
-        target.flush()
+        github_actions_warning("Copilot tool permission denied", redactor.text(message), stream)
 
     return log
 
 
 class DenialGuard:
-    """Counts denials; calls `on_trip(count, threshold)` once at the threshold."""
+    """Counts denials; calls `on_trip(count, threshold)` once, at the threshold.
 
-    def __init__(self, threshold: int, on_trip: Callable[[int, int], None]) -> None:
+    From then on it withholds decisions (`withhold`) until `turn_stopped()`:
+    the driver calls that once it has aborted the turn (or given up trying).
+    """
+
+    def __init__(
+        self,
+        threshold: int,
+        on_trip: Callable[[int, int], None],
+        *,
+        withhold_timeout: float = WITHHOLD_TIMEOUT_S,
+    ) -> None:
         self.threshold = threshold
         self.count = 0
         self.tripped = False
         self._on_trip = on_trip
+        self._withhold_timeout = withhold_timeout
+        self._turn_stopped = asyncio.Event()
 
-    def record(self) -> None:
+    def record(self) -> bool:
+        """Count one denial; True when this one reached the threshold."""
         self.count += 1
-        if not self.tripped and self.count >= self.threshold:
-            self.tripped = True
-            self._on_trip(self.count, self.threshold)
+        if self.tripped or self.count < self.threshold:
+            return False
+        self.tripped = True
+        self._on_trip(self.count, self.threshold)
+        return True
+
+    def turn_stopped(self) -> None:
+        """The turn is over: withheld requests may end."""
+        self._turn_stopped.set()
+
+    async def withhold(self, fallback: Any) -> Any:
+        """Send nothing until the turn is stopped; then nothing at all (the runtime
+        has cancelled the request). `fallback`, a rejection, is sent only if the
+        turn is not stopped within the timeout: a decision, never an approval."""
+        from copilot.session import PermissionNoResult
+
+        try:
+            async with asyncio.timeout(self._withhold_timeout):
+                await self._turn_stopped.wait()
+        except TimeoutError:
+            return fallback
+        return PermissionNoResult()
 
 
 class DecisionsInFlight:
     """Decisions made but maybe not yet delivered to the runtime.
 
     The SDK calls the handler inside a task of its own and sends the decision
-    over RPC only after the handler returned. When a decision stops the run
-    (the denials guard), the cleanup's `abort` could overtake those replies
-    and the runtime would record the requests as cancelled instead of denied;
-    the cleanup waits for these tasks first (briefly: they only send a reply).
+    over RPC only after the handler returned. When the run stops mid-turn (the
+    denials guard), the cleanup's `abort` could overtake replies already made,
+    and the runtime would record those requests as cancelled instead of
+    denied; the cleanup waits for these tasks first (briefly: they only send a
+    reply). Withheld requests are not tracked: they wait for the abort.
     """
 
     def __init__(self) -> None:
@@ -117,11 +161,20 @@ def make_permission_handler(
     from copilot.session import PermissionHandler
 
     def handle(request: Any, invocation: Any) -> Any:
-        if in_flight is not None:
-            in_flight.track()
         if policy.approves_everything:
             # What "defer to the SDK default policy" means (spec 5.2).
-            return PermissionHandler.approve_all(request, invocation)
+            return _sent(PermissionHandler.approve_all(request, invocation))
+        session_id = invocation.get("session_id") if isinstance(invocation, dict) else None
+        rejection = PermissionDecisionReject(feedback=DENIAL_FEEDBACK)
+        if guard is not None and guard.tripped:
+            # The session is stopping: this request is neither approved nor counted.
+            log.info(
+                "permission.withheld",
+                "not decided: the tool-denials guard is stopping the session",
+                sessionId=session_id,
+                requestSummary=_decide(policy, request).summary,
+            )
+            return guard.withhold(rejection)
         decision = _decide(policy, request)
         if decision.allowed:
             log.debug(
@@ -130,8 +183,7 @@ def make_permission_handler(
                 requestKind=decision.kind,
                 requestSummary=decision.summary,
             )
-            return PermissionDecisionApproveOnce()
-        session_id = invocation.get("session_id") if isinstance(invocation, dict) else None
+            return _sent(PermissionDecisionApproveOnce())
         denial = Denial(session_id, decision.kind, decision.summary, decision.reason)
         log.warning(
             "permission.denied",
@@ -146,9 +198,15 @@ def make_permission_handler(
                 secondary_logger(denial)
             except Exception as error:  # a diagnostic must never change the decision
                 log.debug("permission.secondary_failed", f"a denial logger failed: {error}")
-        if guard is not None:
-            guard.record()
-        return PermissionDecisionReject(feedback=DENIAL_FEEDBACK)
+        if guard is not None and guard.record():
+            return guard.withhold(rejection)
+        return _sent(rejection)
+
+    def _sent(decision: Any) -> Any:
+        """A decision returned at once: the SDK task that sends it is tracked."""
+        if in_flight is not None:
+            in_flight.track()
+        return decision
 
     return handle
 

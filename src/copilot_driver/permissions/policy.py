@@ -8,14 +8,18 @@ SDK. Scoped mode (spec 5.3):
     write        only with `write`
     url          only with `web_fetch`
     custom-tool  only with the tool's name
-    mcp          with `SERVER`, or `SERVER(TOOL)` where TOOL is the tool's bare
-                 name or its server-prefixed name (`fake(add)`, `fake(fake-add)`)
-    shell        with `shell`, or when the command line reads as literal simple
-                 commands (`bash.py`), each covered by a `shell(...)` rule
-                 (`shell.py`), and the runtime's own parse agrees with ours
+    mcp          with `SERVER`, or `SERVER(TOOL)` where TOOL is the raw name the
+                 MCP server gives the tool (see `mcp_tool_matches`)
+    shell        with `shell`, with an exact `shell(...)` rule that spells the
+                 whole line, or when the line reads as literal simple commands
+                 (`bash.py`), each covered by a name or prefix rule (`shell.py`),
+                 and the runtime's own parse agrees with ours
     anything else (memory, hook, workflow, extension-*, unknown): rejected
 
-Anything missing or malformed in a request is a rejection, never an error.
+Deny rules (`--deny-tool`, the same grammar) are checked first, in every
+mode, and win over any allow rule; a request a deny rule matches is denied
+even under allow-all. Anything missing or malformed in a request is a
+rejection, never an error.
 """
 
 from __future__ import annotations
@@ -26,15 +30,19 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from copilot_driver.permissions.advice import RuleProblem, rule_problems, shell_rule_problem
 from copilot_driver.permissions.bash import Command, ShellParseError, parse_command
 from copilot_driver.permissions.config import PermissionConfig
-from copilot_driver.permissions.shell import ShellRules
+from copilot_driver.permissions.shell import ShellDenyRules, ShellRules
 
 DENIAL_FEEDBACK = "Tool invocation is not allowed by workflow tool permissions."
 SUMMARY_CHARS = 160
 REASON_CHARS = 300
 _MCP_RULE = re.compile(r"(?P<server>[^()\s]+)\((?P<tool>[^()\s]+)\)")
 _SHELL_RULE = re.compile(r"shell\((?P<rule>.*)\)", re.DOTALL)
+_NOT_IN_WIRE_NAMES = re.compile(r"[^A-Za-z0-9_-]")
+"""The runtime names an MCP tool `SERVER-TOOL`, each of these characters of TOOL
+replaced by `-` (measured on the Copilot CLI 1.0.102: `x.y` -> `fake-x-y`)."""
 
 
 @dataclass(frozen=True)
@@ -56,26 +64,27 @@ class Policy:
         so a secret cut in half can never slip past the log's redaction."""
         self.config = config
         self._mask: Callable[[str], str] = mask or (lambda text: text)
-        self.approves_everything = config.mode != "scoped"
-        tools = config.allowed_tools
-        self._names = frozenset(tools)
-        self._mcp_tools = frozenset(
-            (match["server"], match["tool"])
-            for t in tools
-            if (match := _MCP_RULE.fullmatch(t)) and match["server"] != "shell"
+        self._deny = _Rules(config.denied_tools)
+        self._shell_deny = ShellDenyRules.compile(
+            self._deny.shell, everything="shell" in self._deny.names
         )
-        shell_rules = [m["rule"] for t in tools if (m := _SHELL_RULE.fullmatch(t))]
-        self._shell = ShellRules.compile(shell_rules)
+        self.approves_everything = config.mode != "scoped" and not config.denied_tools
+        self._allow = _Rules(config.allowed_tools)
+        self._shell = ShellRules.compile(self._allow.shell)
 
     @property
-    def unusable_rules(self) -> tuple[str, ...]:
-        """`shell(...)` rules that cannot match anything (logged at start)."""
-        return tuple(f"shell({rule})" for rule in self._shell.unusable)
-
-    @property
-    def unusable_reasons(self) -> tuple[str, ...]:
-        """Why each of `unusable_rules` matches nothing."""
-        return self._shell.unusable_reasons
+    def rule_problems(self) -> tuple[RuleProblem, ...]:
+        """Rules that can never match a request, with the rule probably meant (logged at
+        start; they change no decision)."""
+        shell = [
+            shell_rule_problem(body, reason, "--allow-tool")
+            for body, reason in zip(self._shell.unusable, self._shell.unusable_reasons, strict=True)
+        ]
+        return (
+            *rule_problems(self.config.allowed_tools, "--allow-tool"),
+            *shell,
+            *rule_problems(self.config.denied_tools, "--deny-tool"),
+        )
 
     def decide(self, request: Mapping[str, Any]) -> Decision:
         kind = request.get("kind") if isinstance(request, Mapping) else None
@@ -84,7 +93,11 @@ class Policy:
         if self.approves_everything:
             return Decision(True, kind, summary, f"permission mode {self.config.mode}")
         try:
-            reason = self._denial_reason(kind, request)
+            reason = self._deny_rule_reason(kind, request)
+            if reason is None and self.config.mode != "scoped":
+                return Decision(True, kind, summary, f"permission mode {self.config.mode}")
+            if reason is None:
+                reason = self._denial_reason(kind, request)
         except (TypeError, ValueError, KeyError, AttributeError) as error:
             reason = f"malformed {kind} request ({type(error).__name__})"
         except Exception as error:  # a bug here denies; it never approves
@@ -93,12 +106,38 @@ class Policy:
             return Decision(True, kind, summary, "allowed by the workflow tool permissions")
         return Decision(False, kind, summary, _shorten(self._mask(reason), REASON_CHARS))
 
+    def _deny_rule_reason(self, kind: str, request: Mapping[str, Any]) -> str | None:
+        """Why a `--deny-tool` rule denies `request`, or None. Read broadly: a deny rule
+        matches whatever it could mean."""
+        if not self.config.denied_tools:
+            return None
+        names = self._deny.names
+        if kind in ("read", "write") and kind in names:
+            return f"`{kind}` is denied by --deny-tool {kind}"
+        if kind == "url" and names & {"web_fetch", "url"}:
+            return "`web_fetch` is denied by --deny-tool"
+        if kind == "custom-tool" and _text(request, "toolName") in names:
+            return f"custom tool `{_text(request, 'toolName')}` is denied by --deny-tool"
+        if kind == "mcp":
+            server, tool = _text(request, "serverName"), _text(request, "toolName")
+            title = request.get("toolTitle")
+            if server in names:
+                return f"MCP server `{server}` is denied by --deny-tool {server}"
+            for denied_server, denied_tool in self._deny.mcp:
+                if denied_server == server and (
+                    tool in (denied_tool, wire_name(server, denied_tool)) or title == denied_tool
+                ):
+                    return f"MCP tool `{server}({denied_tool})` is denied by --deny-tool"
+        if kind == "shell":
+            return self._shell_deny.verdict(_text(request, "fullCommandText"))
+        return None
+
     def _denial_reason(self, kind: str, request: Mapping[str, Any]) -> str | None:
         """None when `request` is allowed, else why not."""
         if request.get("managedApprovalRequired") is True:
             # Org-managed settings want a person to approve; CI has none.
             return "the request requires managed (interactive) approval"
-        names = self._names
+        names = self._allow.names
         if kind == "read":
             return None if "read" in names else "`read` is not in the allowlist"
         if kind == "write":
@@ -110,12 +149,14 @@ class Policy:
             return None if tool in names else f"custom tool `{tool}` is not in the allowlist"
         if kind == "mcp":
             server, tool = _text(request, "serverName"), _text(request, "toolName")
-            bare = tool.removeprefix(f"{server}-")
-            if server in names or (server, tool) in self._mcp_tools:
+            title = request.get("toolTitle")
+            if server in names or any(
+                granted_server == server and mcp_tool_matches(granted_tool, server, tool, title)
+                for granted_server, granted_tool in self._allow.mcp
+            ):
                 return None
-            if (server, bare) in self._mcp_tools:
-                return None
-            return f"MCP tool `{server}({bare})` is not in the allowlist"
+            shown = tool.removeprefix(f"{server}-")
+            return f"MCP tool `{server}({shown})` is not in the allowlist"
         if kind == "shell":
             return None if "shell" in names else self._shell_denial(request)
         return f"request kind `{kind}` is never allowed in scoped mode"
@@ -123,13 +164,70 @@ class Policy:
     def _shell_denial(self, request: Mapping[str, Any]) -> str | None:
         command = _text(request, "fullCommandText")
         try:
-            commands = parse_command(command)
+            commands: list[Command] | None = parse_command(command)
         except ShellParseError as error:
-            return f"the command contains {error}"
+            commands, unreadable = None, error
+        if self._shell.spells(command, commands):
+            return None  # an exact rule: what runs is exactly the text it grants
+        if commands is None:
+            return f"the command contains {unreadable}"
         disagreement = _runtime_disagreement(commands, request)
         if disagreement:
             return disagreement
         return self._shell.verdict(commands)
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """One list of rules (allow or deny), sorted by what they name."""
+
+    names: frozenset[str]
+    """Every rule as written: `read`, `shell`, a custom tool, an MCP server, ..."""
+    mcp: frozenset[tuple[str, str]]
+    """`SERVER(TOOL)` rules."""
+    shell: list[str]
+    """The insides of `shell(...)` rules."""
+
+    def __init__(self, rules: tuple[str, ...]) -> None:
+        object.__setattr__(self, "names", frozenset(rules))
+        object.__setattr__(
+            self,
+            "mcp",
+            frozenset(
+                (match["server"], match["tool"])
+                for rule in rules
+                if (match := _MCP_RULE.fullmatch(rule)) and match["server"] != "shell"
+            ),
+        )
+        object.__setattr__(
+            self, "shell", [m["rule"] for rule in rules if (m := _SHELL_RULE.fullmatch(rule))]
+        )
+
+
+def wire_name(server: str, tool: str) -> str:
+    """The name the runtime gives MCP tool `tool` of `server` in its requests."""
+    return f"{server}-{_NOT_IN_WIRE_NAMES.sub('-', tool)}"
+
+
+def mcp_tool_matches(granted: str, server: str, wire: str, title: Any) -> bool:
+    """Whether `SERVER(granted)` grants the MCP request for the runtime's tool `wire`.
+
+    The request names the tool only by `wire` (`SERVER-TOOL`, see `wire_name`)
+    and by `title` (the tool's title if it has one, else its raw name). The
+    grant's wire name must be the request's. Where one wire name can stand for
+    several raw names (`x.y` and `x-y` both become `fake-x-y`), the title
+    decides: a granted name the runtime renames is confirmed only by a title
+    equal to it, and a title that is another raw name of the same wire name
+    is another tool. Neither the wire name nor a stripped prefix is ever taken
+    for the raw name.
+    """
+    if wire != wire_name(server, granted):
+        return False
+    if title == granted:
+        return True
+    if _NOT_IN_WIRE_NAMES.search(granted):
+        return False
+    return not (isinstance(title, str) and wire_name(server, title) == wire)
 
 
 def _runtime_disagreement(segments: list[Command], request: Mapping[str, Any]) -> str | None:

@@ -1,0 +1,108 @@
+"""Rules that can never match anything, and the rule probably meant. Pure.
+
+A misspelt rule fails closed (the tool stays denied), which is safe but
+baffling: the workflow author sees denials and a rule that looks right. The
+driver reports each such rule at start, with the likely intended rule, so
+the fix is one edit away:
+
+    bash(git:*)    a tool name the runtime never asks about   -> shell(git:*)
+    Read           permission names are lower case            -> read
+    web-fetch      a near miss of a permission name           -> web_fetch
+    shell(git:*    an unbalanced parenthesis                  -> shell(git:*)
+    shell()        an empty command                           -> shell(NAME:*)
+    shell(env:*)   a program no name rule covers (shell.py says why)
+
+Only near misses of the permission names are reported: any other word
+may be a custom tool or an MCP server the session really has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+PERMISSION_NAMES = ("read", "write", "shell", "web_fetch")
+"""The names a scoped rule uses for the runtime's built-in permission kinds."""
+
+SYNONYMS = {
+    "url": "web_fetch",
+    "view": "read",
+    "edit": "write",
+    "create": "write",
+    "bash": "shell",
+    "sh": "shell",
+}
+"""Words authors use for a permission: the request kind `url`, and the runtime's own
+tool names, which a rule never names (its permission kind does)."""
+
+_CALL = re.compile(r"(?P<name>[^()\s]+)\((?P<inside>.*)\)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class RuleProblem:
+    rule: str
+    flag: str
+    """`--allow-tool` or `--deny-tool`: where the rule was given."""
+    reason: str
+    suggestion: str | None = None
+
+    def describe(self) -> str:
+        text = f"the rule {self.rule} ({self.flag}) matches no request: {self.reason}"
+        return f"{text}; did you mean {self.suggestion}?" if self.suggestion else text
+
+
+def rule_problems(rules: Iterable[str], flag: str) -> list[RuleProblem]:
+    """The problems of one list of rules, in order (shell rule semantics aside)."""
+    return [problem for rule in rules if (problem := _problem(rule, flag)) is not None]
+
+
+def shell_rule_problem(body: str, reason: str, flag: str) -> RuleProblem:
+    """A `shell(...)` rule that `shell.ShellRules` found unusable, with the fix if known."""
+    suggestion = "shell(NAME:*)" if not body.strip() else None
+    return RuleProblem(f"shell({body})", flag, reason, suggestion)
+
+
+def _problem(rule: str, flag: str) -> RuleProblem | None:
+    if rule.count("(") != rule.count(")"):
+        fixed = _balanced(rule)
+        return RuleProblem(rule, flag, "its parentheses are unbalanced", fixed)
+    call = _CALL.fullmatch(rule)
+    if call is not None:
+        name = _permission_name(call["name"])
+        if name == "shell" and call["name"] != "shell":
+            return RuleProblem(
+                rule,
+                flag,
+                f"`{call['name']}(...)` is not a rule kind; shell commands are `shell(...)`",
+                f"shell({call['inside']})",
+            )
+        return None
+    name = _permission_name(rule)
+    if name is not None and name != rule:
+        why = (
+            "permission names are lower case"
+            if rule.lower() == name
+            else f"`{rule}` is not a permission name"
+        )
+        return RuleProblem(rule, flag, why, name)
+    return None
+
+
+def _permission_name(word: str) -> str | None:
+    """The permission name `word` is a near miss of (itself if it is one), or None."""
+    folded = word.lower().replace("-", "_")
+    if folded in PERMISSION_NAMES:
+        return folded
+    if folded.replace("_", "") == "webfetch":
+        return "web_fetch"
+    return SYNONYMS.get(folded)
+
+
+def _balanced(rule: str) -> str | None:
+    """The rule with its missing closing parenthesis, when that is the only fault."""
+    if rule.count("(") == rule.count(")") + 1 and rule.index("(") > 0:
+        fixed = rule + ")"
+        if _CALL.fullmatch(fixed):
+            return fixed
+    return None

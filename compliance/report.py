@@ -1,4 +1,5 @@
-"""The compliance report: the spec's checklist with a status per row, and a verdict."""
+"""The compliance report: the spec's checklist with a status per row, and a verdict for
+each specification version (1.0.2, and 1.0.3, which adds T-CSD-112..116)."""
 
 from __future__ import annotations
 
@@ -8,22 +9,29 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-# Spec section 8's checklist: requirement, ids, level.
+VERSIONS = ("1.0.2", "1.0.3")
+"""Each version's requirements are those of the versions before it and its own."""
+
+# Spec section 8's checklist: requirement, ids, level, the version that introduced it.
 CHECKLIST = [
-    ("Required standalone variables enforced", ("001", "002", "003"), 1),
-    ("Connection token generation and propagation", ("007",), 1),
-    ("Token isolation (no GitHub platform tokens)", ("008",), 1),
-    ("Log-level and timeout fallback behavior", ("004", "005", "006"), 1),
-    ("Default permission delegation", ("101",), 2),
-    ("Allow-all permission behavior", ("102",), 2),
-    ("Scoped read default-deny and explicit allow", ("103", "104"), 2),
-    ("Scoped write/url/custom-tool enforcement", ("105", "106", "107"), 2),
-    ("Scoped MCP/shell enforcement", ("108", "109"), 2),
-    ("Unknown-kind rejection", ("110",), 2),
-    ("Permission denial diagnostics", ("111", "202"), 2),
-    ("Lifecycle logging coverage", ("201",), 3),
+    ("Required standalone variables enforced", ("001", "002", "003"), 1, "1.0.2"),
+    ("Connection token generation and propagation", ("007",), 1, "1.0.2"),
+    ("Token isolation (no GitHub platform tokens)", ("008",), 1, "1.0.2"),
+    ("Log-level and timeout fallback behavior", ("004", "005", "006"), 1, "1.0.2"),
+    ("Default permission delegation", ("101",), 2, "1.0.2"),
+    ("Allow-all permission behavior", ("102",), 2, "1.0.2"),
+    ("Scoped read default-deny and explicit allow", ("103", "104"), 2, "1.0.2"),
+    ("Scoped write/url/custom-tool enforcement", ("105", "106", "107"), 2, "1.0.2"),
+    ("Scoped MCP/shell enforcement", ("108", "109"), 2, "1.0.2"),
+    ("Unknown-kind rejection", ("110",), 2, "1.0.2"),
+    ("Permission denial diagnostics", ("111", "202"), 2, "1.0.2"),
+    ("Subcommand-scoped shell authorization", ("112", "113"), 2, "1.0.3"),
+    ("Bounded denial-guard termination", ("114", "115", "116"), 1, "1.0.3"),
+    ("Lifecycle logging coverage", ("201",), 3, "1.0.2"),
 ]
-ALL_IDS = tuple(i for _, ids, _ in CHECKLIST for i in ids)
+ALL_IDS = tuple(i for _, ids, _, _ in CHECKLIST for i in ids)
+SINCE = {i: version for _, ids, _, version in CHECKLIST for i in ids}
+"""The specification version each id comes from."""
 SECTION_6_DIAGNOSTICS = frozenset({"201", "202"})
 """What a partially conforming driver may omit (spec 2.1: "optional diagnostics in Section 6")."""
 
@@ -53,11 +61,13 @@ class ComplianceReport:
             return "Pass"
         return "Skipped"
 
-    def failing_ids(self) -> list[str]:
-        return [i for i in ALL_IDS if self.status(i) != "Pass"]
+    def failing_ids(self, version: str = VERSIONS[-1]) -> list[str]:
+        """The ids of `version` (and the versions before it) that did not pass."""
+        wanted = VERSIONS[: VERSIONS.index(version) + 1]
+        return [i for i in ALL_IDS if SINCE[i] in wanted and self.status(i) != "Pass"]
 
-    def verdict(self) -> str:
-        failing = set(self.failing_ids())
+    def verdict(self, version: str = VERSIONS[-1]) -> str:
+        failing = set(self.failing_ids(version))
         if not failing:
             return "conforming"
         if failing <= SECTION_6_DIAGNOSTICS:
@@ -82,20 +92,22 @@ class ComplianceReport:
     def to_dict(self) -> dict[str, object]:
         return {
             "verdict": self.verdict(),
+            "verdicts": {version: self.verdict(version) for version in VERSIONS},
             "versions": self.versions(),
             "rows": [
                 {
                     "requirement": requirement,
                     "ids": [f"T-CSD-{i}" for i in ids],
                     "level": level,
+                    "since": since,
                     "status": _row_status([self.status(i) for i in ids]),
                     "tests": {f"T-CSD-{i}": self.status(i) for i in ids},
                 }
-                for requirement, ids, level in CHECKLIST
+                for requirement, ids, level, since in CHECKLIST
             ],
             "tests": {
                 f"T-CSD-{i}": [
-                    {"test": o.test, "status": o.status, "evidence": o.evidence}
+                    {"test": o.test, "status": o.status, "evidence": o.evidence, "since": SINCE[i]}
                     for o in self.outcomes.get(i, [])
                 ]
                 for i in ALL_IDS
@@ -108,22 +120,29 @@ class ComplianceReport:
         lines = [
             "# Copilot SDK driver compliance report",
             "",
-            f"**Verdict: {data['verdict']}**",
+            *(f"**Specification {v}: {self.verdict(v)}**  " for v in VERSIONS),
             "",
             "| | |",
             "|---|---|",
         ]
         lines += [f"| {k} | `{v}` |" for k, v in self.versions().items()]
-        lines += ["", "| Requirement | Test IDs | Level | Status |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "| Requirement | Test IDs | Level | Since | Status |",
+            "|---|---|---|---|---|",
+        ]
         for row in data["rows"]:  # type: ignore[union-attr]
             detail = ", ".join(f"{t}: {s}" for t, s in row["tests"].items())
-            lines.append(f"| {row['requirement']} | {detail} | {row['level']} | {row['status']} |")
+            lines.append(
+                f"| {row['requirement']} | {detail} | {row['level']} | {row['since']} "
+                f"| {row['status']} |"
+            )
         lines += ["", "## Evidence", ""]
         for test_id in ALL_IDS:
             for outcome in self.outcomes.get(test_id, []):
                 notes = "; ".join(outcome.evidence) or "-"
                 lines.append(
-                    f"- **T-CSD-{test_id}** `{outcome.test}`: {outcome.status}. "
+                    f"- **T-CSD-{test_id}** ({SINCE[test_id]}) `{outcome.test}`: {outcome.status}. "
                     f"{notes.replace(chr(10), ' ')}"
                 )
         return "\n".join(lines) + "\n"

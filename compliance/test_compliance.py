@@ -13,8 +13,11 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kitlib import (
@@ -27,6 +30,7 @@ from kitlib import (
 )
 
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar, ToolCall
+from copilot_driver.testing.rpc_proxy import RpcProxy, permission_request_of
 
 Evidence = Callable[[str], None]
 REJECTED = re.compile(r"not allowed.*permission", re.IGNORECASE | re.DOTALL)
@@ -59,6 +63,10 @@ def effective(run: Run, field: str) -> object:
         if value is not None:
             return value
     return None
+
+
+def _port(sidecar: TestSidecar) -> int:
+    return int(sidecar.uri.rsplit(":", 1)[1].strip("/"))
 
 
 def was_rejected(kit: Kit, since: int) -> bool:
@@ -539,6 +547,278 @@ def test_t_csd_111_rejections_carry_feedback_and_denial_logs(
     denials = find_denials(run.log)
     assert denials, "no denial log entry (spec 6.3)"
     evidence(f"feedback reached the model; {len(denials)} denial entry ({denials[0].form})")
+
+
+# -- 1.0.3: subcommand-scoped shell authorization (spec 5.4) -------------------------------
+
+
+def _identifiers(form: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A proxy rewrite giving each shell request's SDK identifiers one `form`: the
+    executable only, the complete command of each segment, or no entries."""
+
+    def rewrite(message: dict[str, Any]) -> dict[str, Any]:
+        request = permission_request_of(message)
+        if request is None or request.get("kind") != "shell":
+            return message
+        segments = request.get("commandSegments") or []
+        texts = [str(s.get("fullCommandText", "")) for s in segments] or [
+            str(request.get("fullCommandText"))
+        ]
+        if form == "absent":
+            request["commands"] = []
+            request.pop("commandSegments", None)
+            return message
+        names = [
+            text.split()[0] if form == "executable" and text.split() else text for text in texts
+        ]
+        request["commands"] = [{"identifier": name, "readOnly": False} for name in names]
+        request["commandSegments"] = [
+            {**segment, "identifier": name} for segment, name in zip(segments, names, strict=False)
+        ]
+        return message
+
+    return rewrite
+
+
+def _git_repo_with_one_commit(workspace: Path) -> None:
+    git = ["git", "-C", str(workspace), "-c", "user.name=kit", "-c", "user.email=kit@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "kit113"], check=True)
+
+
+@pytest.mark.parametrize("form", ["executable", "complete", "absent"])
+def test_t_csd_112_subcommand_grants_whatever_the_sdk_identifiers(
+    kit: Kit, sidecar: TestSidecar, kit_model: ScriptedModelServer, evidence: Evidence, form: str
+) -> None:
+    """T-CSD-112: Subcommand-scoped grants approve the same permitted commands with
+    executable-only, full-command, and absent SDK identifiers.
+
+    Spec 1.0.3 5.4: "Subcommand-scoped matching MUST use full command text whether SDK
+    identifiers contain an executable name, the complete command, or no entries." A
+    proxy between driver and sidecar rewrites the identifiers of every shell request;
+    what runs is the runtime's own command. Literal revisions (`HEAD@{0}`, `HEAD~0`,
+    5.4: "MUST NOT be rejected as shell expansions") are permitted commands too."""
+    kit_model.script = calls(
+        bash("git init -q kit-112-a"),
+        bash("git init -q kit-112-b && git init -q kit-112-c"),
+        bash("git log -1 --format=kit-rev-%s HEAD@{0}"),
+        bash("git log -1 --format=kit-tilde-%s HEAD~0"),
+    )
+    before = len(kit_model.requests)
+    with RpcProxy(_port(sidecar), rewrite=_identifiers(form)) as proxy:
+        run = kit.run(
+            sidecar,
+            "KIT",
+            prepare=_git_repo_with_one_commit,
+            COPILOT_SDK_URI=proxy.address,
+            GH_AW_COPILOT_SDK_SERVER_ARGS=args("shell(git init:*)", "shell(git log:*)"),
+        )
+    assert run.exit_code == 0, run.stderr[-2000:]
+    for made in ("kit-112-a", "kit-112-b", "kit-112-c"):
+        assert (run.workspace / made / ".git").is_dir(), f"{made} was not created"
+    told = "\n".join(kit.tool_results(before))
+    assert "kit-rev-kit113" in told, "git log HEAD@{0} did not run"
+    assert "kit-tilde-kit113" in told, "git log HEAD~0 did not run"
+    evidence(f"identifiers {form}: git init (alone and chained) and git log HEAD@{{0}}/HEAD~0 ran")
+
+
+def test_t_csd_113_boundaries_repeats_and_syntax_never_authorize(
+    kit: Kit, sidecar: TestSidecar, kit_model: ScriptedModelServer, evidence: Evidence
+) -> None:
+    """T-CSD-113: Subcommand boundaries, repeated executables in chains, and unsupported
+    syntax cannot authorize an ungranted command.
+
+    Spec 1.0.3 5.4: "git checkout:* MUST NOT authorize git checkout-other"; "every
+    command segment MUST match an applicable grant. Repeated executable names MUST NOT be
+    deduplicated"; "Unsupported or malformed shell syntax MUST NOT authorize a request
+    through a subcommand-scoped grant". Also in 5.4, and checked here because it is the
+    same boundary seen from an exact grant: "Rules containing spaces but not ending with
+    :* MUST remain exact full-command matches, not implicit argument wildcards or grants
+    for individual chain segments." `git init-db` is git's own alias of `git init`."""
+    kit_model.script = calls(
+        bash("git init-db kit-113-x"),
+        bash("git init -q kit-113-a && git clone -q kit-113-a kit-113-b"),
+        bash('git init -q "$(touch kit-113-pwned)"'),
+        bash("git init -q kit-113-s`touch kit-113-tick`"),
+    )
+    scoped = kit.run(sidecar, "KIT", GH_AW_COPILOT_SDK_SERVER_ARGS=args("shell(git init:*)"))
+    kit_model.script = calls(
+        bash("git init -q kit-113-e && ls"),
+        bash("git init -q kit-113-f && git init -q kit-113-f2"),
+        bash("git init -q kit-113-g"),
+    )
+    exact = kit.run(
+        sidecar,
+        "KIT",
+        GH_AW_COPILOT_SDK_SERVER_ARGS=args(
+            "shell(git init -q kit-113-e)",
+            "shell(ls)",
+            "shell(git init -q kit-113-f)",
+            "shell(git init -q kit-113-g)",
+        ),
+    )
+    ran = sorted(p.name for p in scoped.workspace.iterdir())
+    assert ran == [], f"under shell(git init:*) these ran: {ran}"
+    assert sorted(p.name for p in exact.workspace.iterdir()) == ["kit-113-g"]
+    evidence(
+        "git init-db, a chained git clone, $(...) and backticks ran nothing under "
+        "shell(git init:*); exact rules granted no segment of a chain, only their own command"
+    )
+
+
+# -- 1.0.3: the bounded denial guard (spec 4.5, 7.3) -------------------------------------------
+
+GUARD_THRESHOLD = 3
+GUARD_BOUND_S = 25.0
+"""From the threshold's permission request to the driver's exit. Spec 7.3: the
+reference allows 5 s for each of its three sequential cleanup operations (15 s);
+the rest is process start and exit."""
+UNHANDLED = re.compile(
+    r"Traceback|Task exception was never retrieved|was never awaited|"
+    r"UnhandledPromiseRejection|Unhandled (promise )?rejection",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class GuardRun:
+    run: Run
+    requests: int
+    """Chat requests the model received during the run."""
+    settle_s: float
+    """From the threshold's permission request to the driver's exit."""
+
+    def guard_records(self) -> list[dict[str, Any]]:
+        return [e for e in self.run.events() if e.get("type") == "guard.tool_denials_exceeded"]
+
+
+_GUARD_RUNS: dict[tuple[str, str], GuardRun] = {}
+
+
+@pytest.fixture
+def guard_run(
+    kit: Kit, sidecar: TestSidecar, kit_model: ScriptedModelServer
+) -> Callable[[str], GuardRun]:
+    """One run per proxy mode (and driver), shared by T-CSD-114..116: a model that asks
+    for a denied write in every reply, GH_AW_MAX_TOOL_DENIALS=3, and a proxy that
+    passes everything (`pass`), or stops answering (`stall`) or rejects every call
+    (`reject`) once the third permission request has reached the driver."""
+
+    def run_in(mode: str) -> GuardRun:
+        key = (" ".join(kit.command), mode)
+        if key not in _GUARD_RUNS:
+            # Writes, not shell commands: the guard's tests do not depend on shell matching.
+            writes = (
+                ToolCall("create", {"path": f"kit-denied-{n}", "file_text": "x"})
+                for n in range(GUARD_THRESHOLD * 2)
+            )
+            replies = tuple(Reply(tool_calls=(write,)) for write in writes)
+            kit_model.script = Script(rules=(Rule("KIT", (*replies, Reply(text="gave up"))),))
+            before = len(kit_model.chat_requests())
+            with RpcProxy(_port(sidecar)) as proxy:
+                proxy.after_permissions(GUARD_THRESHOLD, mode)  # type: ignore[arg-type]
+                run = kit.run(
+                    sidecar,
+                    "KIT",
+                    timeout=90,
+                    COPILOT_SDK_URI=proxy.address,
+                    # A driver that waits for the turn ends by the send timeout.
+                    COPILOT_SDK_SEND_TIMEOUT_MS="30000",
+                    GH_AW_MAX_TOOL_DENIALS=str(GUARD_THRESHOLD),
+                    GH_AW_COPILOT_SDK_SERVER_ARGS=args("read"),
+                )
+                ended = time.monotonic()
+                tripped = proxy.tripped_at
+            settle = ended - tripped if tripped is not None else float("nan")
+            requests = len(kit_model.chat_requests()) - before
+            _GUARD_RUNS[key] = GuardRun(run, requests, settle)
+        return _GUARD_RUNS[key]
+
+    return run_in
+
+
+def test_t_csd_114_the_threshold_stops_inference_once_with_a_failure(
+    guard_run: Callable[[str], GuardRun], evidence: Evidence
+) -> None:
+    """T-CSD-114: Reaching the denial threshold produces one guard event and a non-zero
+    driver result even if sendAndWait remains pending.
+
+    Spec 4.5: "MUST stop inference once the configured threshold is reached";
+    "Reaching the threshold MUST settle the driver with a non-zero result independently
+    of the in-flight SDK request"; "The guard MUST fire at most once per session." The
+    model asks for a denied write in every reply: it must be sent exactly three
+    requests (the third denial's feedback never reaches it). `stall`: the sidecar stops
+    answering at the threshold, so sendAndWait can never settle."""
+    notes = []
+    for mode in ("pass", "stall"):
+        guard = guard_run(mode)
+        run = guard.run
+        assert run.exit_code != 0, f"{mode}: the guard's run exited 0"
+        (record,) = guard.guard_records()
+        assert record["data"]["denialCount"] == GUARD_THRESHOLD
+        assert record["data"]["threshold"] == GUARD_THRESHOLD
+        assert isinstance(record["data"]["reason"], str)
+        assert record["data"]["reason"]
+        denials = find_denials(run.log)
+        assert len(denials) == GUARD_THRESHOLD, f"{mode}: {len(denials)} denial entries"
+        assert guard.requests == GUARD_THRESHOLD, (
+            f"{mode}: the model received {guard.requests} requests (inference went on)"
+        )
+        assert guard.settle_s < GUARD_BOUND_S, f"{mode}: settled after {guard.settle_s:.1f}s"
+        assert not list(run.workspace.glob("kit-denied-*"))
+        notes.append(
+            f"{mode}: exit {run.exit_code}, {len(denials)} denials, {guard.requests} model "
+            f"requests, settled {guard.settle_s:.1f}s after the threshold"
+        )
+    evidence("; ".join(notes))
+
+
+def test_t_csd_115_stalled_or_rejected_cleanup_stays_bounded_and_failed(
+    guard_run: Callable[[str], GuardRun], evidence: Evidence
+) -> None:
+    """T-CSD-115: Stalled or rejected cleanup operations complete within their deadlines
+    without masking the guard failure or causing unhandled late rejections.
+
+    Spec 7.3: "A stalled or rejected cleanup operation MUST NOT prevent the remaining
+    cleanup operations or replace the original guard failure." After the threshold the
+    proxy either answers nothing (`stall`) or answers every call with an error
+    (`reject`); the result must be the same failure as an undisturbed guard run."""
+    plain = guard_run("pass").run.exit_code
+    notes = []
+    for mode in ("stall", "reject"):
+        guard = guard_run(mode)
+        run = guard.run
+        assert run.exit_code == plain != 0, f"{mode}: exit {run.exit_code}, not {plain}"
+        assert len(guard.guard_records()) == 1, f"{mode}: the guard record is missing"
+        assert guard.settle_s < GUARD_BOUND_S, f"{mode}: settled after {guard.settle_s:.1f}s"
+        noise = UNHANDLED.search(run.stderr)
+        assert noise is None, f"{mode}: unhandled error in stderr: {noise.group()!r}"
+        notes.append(
+            f"{mode}: exit {run.exit_code} after {guard.settle_s:.1f}s, no unhandled error"
+        )
+    evidence("; ".join(notes))
+
+
+def test_t_csd_116_the_driver_exits_within_budget_keeping_the_guard_event(
+    guard_run: Callable[[str], GuardRun], evidence: Evidence
+) -> None:
+    """T-CSD-116: The standalone driver exits non-zero within the cleanup budget and
+    preserves the guard event in session logs.
+
+    Spec 4.5: "The driver MUST preserve the guard.tool_denials_exceeded event and its
+    denialCount, threshold, and reason fields". The sidecar stops answering at the
+    threshold; the events file must still hold the record, as whole JSON lines."""
+    guard = guard_run("stall")
+    run = guard.run
+    assert run.exit_code != 0
+    assert guard.settle_s < GUARD_BOUND_S, f"settled after {guard.settle_s:.1f}s"
+    files = sorted(run.state_dir.glob("*/events.jsonl"))
+    assert files, "no events file"
+    text = files[-1].read_text()
+    assert text.endswith("\n"), "the events file ends mid-line"
+    (record,) = guard.guard_records()
+    assert set(record["data"]) >= {"denialCount", "threshold", "reason"}
+    evidence(f"exit {run.exit_code} {guard.settle_s:.1f}s after the threshold; guard record kept")
 
 
 # -- diagnostics (spec 6) ---------------------------------------------------------------

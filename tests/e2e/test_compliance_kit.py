@@ -21,8 +21,12 @@ EXPECTED = {
     "ignores_send_timeout": ["T-CSD-006"],
     "logs_token": ["T-CSD-007"],
     "leaks_github_token": ["T-CSD-008"],
-    "approves_every_shell": ["T-CSD-109"],
-    "never_writes_events": ["T-CSD-201"],
+    "approves_every_shell": ["T-CSD-109", "T-CSD-113"],
+    # 1.0.3 keeps the guard's event in the events file (spec 4.5): 114..116 need it too.
+    "never_writes_events": ["T-CSD-114", "T-CSD-115", "T-CSD-116", "T-CSD-201"],
+    "matches_exact_rules_per_segment": ["T-CSD-113"],
+    # Its sidecar watchdog still ends a stalled run in time: T-CSD-116 holds.
+    "guard_waits_for_send": ["T-CSD-114", "T-CSD-115"],
 }
 
 
@@ -76,11 +80,20 @@ def test_the_kit_fails_exactly_the_ids_a_broken_driver_breaks(
 ) -> None:
     report = reports[name]
     assert report["failing"] == EXPECTED[name], json.dumps(report["tests"], indent=1)[:4000]
-    assert report["verdict"] == "not conforming" or EXPECTED[name] == ["T-CSD-201"]
+    assert report["verdict"] == "not conforming"
     assert report["pytest_exit"] != 0
 
 
-def test_a_driver_failing_only_diagnostics_is_partially_conforming(
+def test_a_driver_without_an_events_file_is_partially_conforming_to_1_0_2_only(
     reports: dict[str, dict],
 ) -> None:
-    assert reports["never_writes_events"]["verdict"].startswith("partially conforming")
+    verdicts = reports["never_writes_events"]["verdicts"]
+    assert verdicts["1.0.2"].startswith("partially conforming")
+    assert verdicts["1.0.3"] == "not conforming"
+
+
+@pytest.mark.parametrize("name", ["matches_exact_rules_per_segment", "guard_waits_for_send"])
+def test_a_driver_breaking_only_1_0_3_still_conforms_to_1_0_2(
+    reports: dict[str, dict], name: str
+) -> None:
+    assert reports[name]["verdicts"] == {"1.0.2": "conforming", "1.0.3": "not conforming"}

@@ -42,7 +42,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -50,7 +49,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 
@@ -58,6 +57,7 @@ from copilot_driver.driver import DISCONNECT_TIMEOUT_S, START_TIMEOUT_S, STOP_TI
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar
 from copilot_driver.testing.faults import BoundedProcess, Ended, FaultCase, HungError
 from copilot_driver.testing.fixtures import DriverRunner, parse_log
+from copilot_driver.testing.rpc_proxy import RpcProxy, frame, read_frame
 
 pytestmark = pytest.mark.e2e
 
@@ -223,29 +223,7 @@ CUT = "cut the frame"
 """`FramingProxy.arm(CUT)`: send half the next frame, then close the connection."""
 
 
-def frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
-def _read_frame(stream: IO[bytes]) -> tuple[bytes, bytes] | None:
-    """One `Content-Length` frame (header, body), or None at the end of the stream."""
-    header = b""
-    while True:
-        line = stream.readline()
-        if not line:
-            return None
-        header += line
-        if line in (b"\r\n", b"\n"):
-            break
-    length = re.search(rb"Content-Length:\s*(\d+)", header, re.IGNORECASE)
-    assert length is not None, f"the proxy got a frame without a length: {header!r}"
-    body = stream.read(int(length.group(1)))
-    if len(body) < int(length.group(1)):
-        return None
-    return header, body
-
-
-class FramingProxy:
+class FramingProxy(RpcProxy):
     """A 127.0.0.1 TCP proxy between the driver and the real sidecar that
     reads the SDK's framing in both directions, to fault it precisely.
 
@@ -261,22 +239,13 @@ class FramingProxy:
     """
 
     def __init__(self, upstream_port: int) -> None:
-        self.upstream_port = upstream_port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port: int = self.listener.getsockname()[1]
         self.fault_at: float | None = None
         self.held = threading.Event()
         self.requests: list[str] = []
         self._action: str | bytes | None = None
         self._hold: str | None = None
         self._release = threading.Event()
-        self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = [self.listener]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        super().__init__(upstream_port)
 
     def arm(self, action: str | bytes) -> None:
         with self._lock:
@@ -295,27 +264,12 @@ class FramingProxy:
 
     def close(self) -> None:
         self._release.set()
-        for sock in self._sockets:
-            with contextlib.suppress(OSError):
-                sock.close()
-
-    def _serve(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                downstream, _ = self.listener.accept()
-                upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-                for sock in (downstream, upstream):
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                self._sockets += [downstream, upstream]
-                for target in (self._to_driver, self._to_sidecar):
-                    threading.Thread(
-                        target=target, args=(downstream, upstream), daemon=True
-                    ).start()
+        super().close()
 
     def _to_driver(self, downstream: socket.socket, upstream: socket.socket) -> None:
         reader = upstream.makefile("rb")
         try:
-            while (message := _read_frame(reader)) is not None:
+            while (message := read_frame(reader)) is not None:
                 header, body = message
                 with self._lock:
                     action, self._action = self._action, None
@@ -335,7 +289,7 @@ class FramingProxy:
     def _to_sidecar(self, downstream: socket.socket, upstream: socket.socket) -> None:
         reader = downstream.makefile("rb")
         try:
-            while (message := _read_frame(reader)) is not None:
+            while (message := read_frame(reader)) is not None:
                 header, body = message
                 try:
                     method = json.loads(body).get("method")

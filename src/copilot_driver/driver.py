@@ -99,7 +99,8 @@ class SidecarLostError(StopRequestedError):
 
 
 class StopRequests:
-    """Stop signals and the denials guard as one event every step is raced against."""
+    """Stop signals, the denials guard and a lost sidecar as one event every step is
+    raced against."""
 
     def __init__(self) -> None:
         self.reason: StopRequestedError | None = None
@@ -111,9 +112,6 @@ class StopRequests:
 
     def request(self, signum: int) -> None:
         self.stop_for(StopSignalError(signum))
-
-    def trip_guard(self, count: int, threshold: int) -> None:
-        self.stop_for(ToolDenialsExceededError(count, threshold))
 
     def lose_sidecar(self, message: str) -> None:
         self.stop_for(SidecarLostError(message))

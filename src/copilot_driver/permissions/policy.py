@@ -64,12 +64,12 @@ class Policy:
         so a secret cut in half can never slip past the log's redaction."""
         self.config = config
         self._mask: Callable[[str], str] = mask or (lambda text: text)
-        self._deny = _Rules(config.denied_tools)
+        self._deny = _Rules.of(config.denied_tools)
         self._shell_deny = ShellDenyRules.compile(
             self._deny.shell, everything="shell" in self._deny.names
         )
         self.approves_everything = config.mode != "scoped" and not config.denied_tools
-        self._allow = _Rules(config.allowed_tools)
+        self._allow = _Rules.of(config.allowed_tools)
         self._shell = ShellRules.compile(self._allow.shell)
 
     @property
@@ -114,8 +114,8 @@ class Policy:
         names = self._deny.names
         if kind in ("read", "write") and kind in names:
             return f"`{kind}` is denied by --deny-tool {kind}"
-        if kind == "url" and names & {"web_fetch", "url"}:
-            return "`web_fetch` is denied by --deny-tool"
+        if kind == "url" and "web_fetch" in names:
+            return "`web_fetch` is denied by --deny-tool web_fetch"
         if kind == "custom-tool" and _text(request, "toolName") in names:
             return f"custom tool `{_text(request, 'toolName')}` is denied by --deny-tool"
         if kind == "mcp":
@@ -188,19 +188,14 @@ class _Rules:
     shell: list[str]
     """The insides of `shell(...)` rules."""
 
-    def __init__(self, rules: tuple[str, ...]) -> None:
-        object.__setattr__(self, "names", frozenset(rules))
-        object.__setattr__(
-            self,
-            "mcp",
-            frozenset(
-                (match["server"], match["tool"])
-                for rule in rules
-                if (match := _MCP_RULE.fullmatch(rule)) and match["server"] != "shell"
-            ),
-        )
-        object.__setattr__(
-            self, "shell", [m["rule"] for rule in rules if (m := _SHELL_RULE.fullmatch(rule))]
+    @staticmethod
+    def of(rules: tuple[str, ...]) -> _Rules:
+        mcp = (_MCP_RULE.fullmatch(rule) for rule in rules)
+        shell = (_SHELL_RULE.fullmatch(rule) for rule in rules)
+        return _Rules(
+            frozenset(rules),
+            frozenset((m["server"], m["tool"]) for m in mcp if m and m["server"] != "shell"),
+            [m["rule"] for m in shell if m],
         )
 
 

@@ -349,6 +349,7 @@ def test_exact_rules_outside_the_literal_subset_match_their_text_only() -> None:
     assert compiled.spells("echo $HOME", None) is True
     assert compiled.spells(" echo $HOME\n", None) is True
     assert compiled.spells("echo  $HOME", None) is False
+    assert compiled.spells("echo $HOME\x85", None) is False  # bash reads it into the word
     assert compiled.spells("git log --format='%H %s'", parse_command("git log --format='%H %s'"))
     assert compiled.spells('git log --format="%H %s"', parse_command('git log --format="%H %s"'))
 

@@ -37,6 +37,8 @@ from copilot_driver.permissions import programs
 from copilot_driver.permissions.bash import Command, Redirection, ShellParseError, parse_command
 
 Shape = tuple[tuple[str, ...], tuple[str, ...], tuple[Redirection, ...]]
+BLANKS = " \t\n"
+"""What bash ignores around a command line (other whitespace is part of a word)."""
 Line = tuple[tuple[str, Shape], ...]
 """A command line as exact rules compare it: each command's separator and shape."""
 
@@ -112,7 +114,7 @@ class ShellRules:
 
     def spells(self, text: str, commands: list[Command] | None) -> bool:
         """Whether an exact rule is the whole line `text` (`commands`: its reading, if any)."""
-        if text.strip() in self.exact_texts:
+        if text.strip(BLANKS) in self.exact_texts:
             return True
         return commands is not None and line_of(commands) in self.exact_lines
 
@@ -193,7 +195,7 @@ class ShellDenyRules:
             return None
         first = self.rules[0].rule
         for rule in self.rules:
-            if text.strip() == rule.text:
+            if text.strip(BLANKS) == rule.text:
                 return f"it is denied by --deny-tool {rule.rule}"
         try:
             commands = parse_command(text)

@@ -346,7 +346,7 @@ class Lifecycle:
             )
             if self.config.github_actions:
                 github_actions_warning(
-                    "Copilot tool permission rule matches nothing",
+                    "Copilot tool permission rule matches no request",
                     self.redactor.text(problem.describe()),
                 )
 

@@ -381,6 +381,36 @@ def test_the_guard_settles_the_run_when_every_cleanup_step_stalls(
     assert capsys.readouterr().err == ""
 
 
+def test_rules_that_match_nothing_are_reported_with_the_rule_meant(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Logged at start with the suggestion, and annotated under GitHub Actions."""
+    rules = ("bash(git:*)", "shell(ls)", "Read")
+    annotated = DriverConfig(
+        **{
+            **vars(config),
+            "permissions": PermissionConfig(False, rules, "test"),
+            "github_actions": True,
+        }
+    )
+    _, _, entries = run_lifecycle(annotated, monkeypatch, {})
+
+    reported = [e for e in entries if e["event"] == "permissions.unusable_rule"]
+    assert [(e["rule"], e["suggestion"]) for e in reported] == [
+        ("bash(git:*)", "shell(git:*)"),
+        ("Read", "read"),
+    ]
+    assert reported[0]["level"] == "warning"
+    annotations = [line for line in capsys.readouterr().err.splitlines() if line.startswith("::")]
+    assert annotations == [
+        "::warning title=Copilot tool permission rule matches no request::the rule bash(git:*) "
+        "(--allow-tool) matches no request: `bash(...)` is not a rule kind; shell commands are "
+        "`shell(...)`; did you mean shell(git:*)?",
+        "::warning title=Copilot tool permission rule matches no request::the rule Read "
+        "(--allow-tool) matches no request: permission names are lower case; did you mean read?",
+    ]
+
+
 def test_cleanup_is_bounded_even_when_disconnect_hangs(
     config: DriverConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -147,6 +147,19 @@ def test_deny_flags_are_kept_in_every_mode() -> None:
     )
 
 
+def test_deny_flags_of_the_server_args_apply_beside_an_explicit_policy() -> None:
+    """The sidecar was given them: an explicit allowlist never drops them."""
+    env = {
+        SERVER_ARGS_VARIABLE: _args("--allow-all-tools", "--deny-tool", "shell(rm)"),
+        EXPLICIT_VARIABLE: '{"allowedTools": ["shell"], "deniedTools": ["write", "shell(rm)"]}',
+    }
+    config = resolve_permissions(env)
+    assert config.allowed_tools == ("shell",)
+    assert config.allow_all is False
+    assert config.denied_tools == ("write", "shell(rm)")
+    assert config.source == EXPLICIT_VARIABLE
+
+
 def test_server_args_entries_are_trimmed_and_empty_ones_dropped() -> None:
     raw = _args(
         "--allow-tool", "  write  ", "--allow-tool", "", "--allow-tool=  ", "--allow-tool=\tread\n"

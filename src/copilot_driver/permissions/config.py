@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 EXPLICIT_VARIABLE = "GH_AW_COPILOT_SDK_PERMISSIONS"
@@ -81,12 +81,17 @@ def resolve_permissions(env: Mapping[str, str]) -> PermissionConfig:
     """The effective configuration; raises ValueError for an unreadable input.
 
     The server arguments are read even when the explicit variable wins: a
-    broken input is reported, never ignored.
+    broken input is reported, never ignored, and their deny rules still apply
+    (the sidecar was given them too).
     """
     from_args = parse_server_args(env.get(SERVER_ARGS_VARIABLE))
     explicit = env.get(EXPLICIT_VARIABLE)
     if explicit is not None and explicit.strip():
-        return parse_explicit(explicit)
+        config = parse_explicit(explicit)
+        if from_args is not None and from_args.denied_tools:
+            denied = config.denied_tools + from_args.denied_tools
+            return replace(config, denied_tools=tuple(dict.fromkeys(denied)))
+        return config
     return from_args or PermissionConfig()
 
 

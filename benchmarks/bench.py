@@ -46,7 +46,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from copilot_driver.events import EventsSink
+from copilot_driver.driver.sink import EventsSink
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.policy import Policy
 from copilot_driver.redaction import Redactor

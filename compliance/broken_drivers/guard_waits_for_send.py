@@ -10,7 +10,7 @@ which ends the run within the budget: T-CSD-116 holds.)
 
 from _wrap import run_real_driver_in_process
 
-from copilot_driver import driver
+from copilot_driver.driver import stop as driver
 from copilot_driver.permissions import handler
 
 _stop_for = driver.StopRequests.stop_for

@@ -16,9 +16,9 @@ from types import FrameType
 from typing import NoReturn
 
 from copilot_driver import LOG_PREFIX, __version__
-from copilot_driver.config import ConfigError, environment_secrets, load_config
+from copilot_driver.driver.config import ConfigError, environment_secrets, load_config
 from copilot_driver.redaction import Redactor
-from copilot_driver.result import ExitCode
+from copilot_driver.driver.result import ExitCode
 
 USAGE = """\
 usage: copilot-driver [COPILOT_BINARY]
@@ -117,7 +117,7 @@ def _validate_and_run(args: list[str]) -> int:
             _error(redactor.text(problem))
         return int(ExitCode.CONFIG)
 
-    from copilot_driver.driver import run_driver  # loads the SDK: only now
+    from copilot_driver.driver.lifecycle import run_driver  # loads the SDK: only now
 
     return run_driver(config)
 

@@ -25,7 +25,7 @@ from typing import IO, Any
 from pythonjsonlogger.json import JsonFormatter
 
 from copilot_driver import LOG_PREFIX
-from copilot_driver.config import LogFormat, LogLevel
+from copilot_driver.driver.config import LogFormat, LogLevel
 from copilot_driver.redaction import Redactor
 
 LOGGER_NAME = "copilot_driver"

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from copilot_driver.config import load_config
-from copilot_driver.connection import (
+from copilot_driver.driver.config import load_config
+from copilot_driver.driver.connection import (
     SDK_VERSION_ADAPTED,
     create_client,
     release_transport,

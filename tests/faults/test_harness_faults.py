@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver.driver import (
+from copilot_driver.driver.lifecycle import (
     ABORT_TIMEOUT_S,
     DISCONNECT_TIMEOUT_S,
     EVENTS_CLOSE_TIMEOUT_S,

@@ -12,7 +12,7 @@ Cases and bounds:
   knows the driver is in them:
   - `startup`: the configuration is read, the lifecycle's handlers do not
     exist yet: the driver is frozen (SIGSTOP) while it imports
-    `copilot_driver.driver`, seen in the interpreter's import log
+    `copilot_driver.driver.lifecycle`, seen in the interpreter's import log
     (`PYTHONPROFILEIMPORTTIME`), signalled, then continued;
   - `sdk-import`: the `connection.start` entry (the SDK import follows);
   - `connect`: a 127.0.0.1 listener that accepts and never answers has the
@@ -289,7 +289,7 @@ def _stopped_while_importing_the_driver(
     The interpreter's import log (`PYTHONPROFILEIMPORTTIME`) is the only
     thing a driver writes before its lifecycle starts: once `copilot_driver.cli`
     is loaded and the configuration read, the next line comes from importing
-    `copilot_driver.driver`. The driver is stopped at that line and kept only
+    `copilot_driver.driver.lifecycle`. The driver is stopped at that line and kept only
     if the driver module is still loading (its own line not written yet),
     so the signal sent next is certainly handled before the lifecycle's
     handlers exist. A driver that was faster than the test is tried again.
@@ -306,7 +306,7 @@ def _stopped_while_importing_the_driver(
         os.kill(process.pid, signal.SIGSTOP)
         watch.drain()
         written = watch.text.splitlines()
-        if not any(_is_import_line(line, "copilot_driver.driver") for line in written):
+        if not any(_is_import_line(line, "copilot_driver.driver.lifecycle") for line in written):
             return process, watch
         process.kill()
     raise AssertionError(f"the driver left its start-up {STARTUP_ATTEMPTS} times before a stop")

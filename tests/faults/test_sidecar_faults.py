@@ -53,7 +53,7 @@ from typing import Any
 
 import pytest
 
-from copilot_driver.driver import DISCONNECT_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S
+from copilot_driver.driver.lifecycle import DISCONNECT_TIMEOUT_S, START_TIMEOUT_S, STOP_TIMEOUT_S
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar
 from copilot_driver.testing.faults import BoundedProcess, Ended, FaultCase, HungError
 from copilot_driver.testing.fixtures import DriverRunner, parse_log

@@ -359,7 +359,7 @@ def test_a_signal_before_the_run_began_exits_128_plus_n_with_one_line(
     # The signal is raised inside validation, exactly where an early one lands.
     code = (
         "import os, signal, sys\n"
-        "import copilot_driver.config as config\n"
+        "import copilot_driver.driver.config as config\n"
         "real = config.load_config\n"
         "def load(env, **kw):\n"
         "    os.kill(os.getpid(), signal.SIGNAL)\n"

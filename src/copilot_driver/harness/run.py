@@ -26,7 +26,7 @@ from types import FrameType
 from typing import IO
 
 from copilot_driver import processes
-from copilot_driver.config import resolve_session_state_base_dir
+from copilot_driver.driver.config import resolve_session_state_base_dir
 from copilot_driver.harness.environment import (
     driver_environment,
     new_connection_token,

@@ -26,8 +26,8 @@ def test_importing_every_adapter_loads_neither_the_driver_nor_the_sdk() -> None:
         for name in loaded
         if name == "copilot"
         or name.startswith("copilot.")
-        or name.startswith(("copilot_driver.driver", "copilot_driver.permissions"))
-        or name in ("copilot_driver.connection", "copilot_driver.harness")
+        or name.startswith(("copilot_driver.driver.lifecycle", "copilot_driver.permissions"))
+        or name in ("copilot_driver.driver.connection", "copilot_driver.harness")
     ]
     assert forbidden == []
 

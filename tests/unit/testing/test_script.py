@@ -225,7 +225,7 @@ def test_delay_defaults_to_zero() -> None:
 # -- the Responses API (Codex) ---------------------------------------------
 
 RESPONSES_INPUTS = json.loads(
-    (Path(__file__).parents[1] / "data" / "codex-app-server" / "responses-inputs.json").read_text()
+    (Path(__file__).parents[2] / "data" / "codex-app-server" / "responses-inputs.json").read_text()
 )["inputs"]
 
 CALLDYN = Rule(

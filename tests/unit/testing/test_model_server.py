@@ -600,7 +600,7 @@ def test_responses_step_is_stateless_across_function_call_output(
 def test_responses_real_codex_request_is_answered(r_server: ScriptedModelServer) -> None:
     # The input Codex 0.169 really sent after running its shell call.
     inputs = json.loads(
-        (Path(__file__).parents[1] / "data/codex-app-server/responses-inputs.json").read_text()
+        (Path(__file__).parents[2] / "data/codex-app-server/responses-inputs.json").read_text()
     )["inputs"]
     r_server.script = Script(
         rules=(

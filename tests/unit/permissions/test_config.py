@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver.config import (
+from copilot_driver.driver.config import (
     DEFAULT_MAX_TOOL_DENIALS,
     ConfigError,
     load_config,

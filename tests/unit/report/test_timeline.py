@@ -25,7 +25,7 @@ from copilot_driver.timeline import (
     render_text,
 )
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 TOOLS_AND_DENIAL = DATA / "events-tools-and-denial.jsonl"
 GUARD_STOP = DATA / "events-guard-stop.jsonl"
 ANSWER = "Git is installed; I was not allowed to remove victim.txt."

@@ -1,4 +1,4 @@
-"""Unit tests for `copilot_driver.config`: every rule and fallback of spec section 4.
+"""Unit tests for `copilot_driver.driver.config`: every rule and fallback of spec section 4.
 
 Compliance tests carry their spec ids (T-CSD-001..006, T-CSD-008) in their names.
 """
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copilot_driver.config import (
+from copilot_driver.driver.config import (
     DEFAULT_SEND_TIMEOUT_MS,
     MAX_SEND_TIMEOUT_MS,
     ConfigError,

@@ -31,7 +31,7 @@ import logging
 import socket
 from typing import TYPE_CHECKING, Any
 
-from copilot_driver.config import DriverConfig
+from copilot_driver.driver.config import DriverConfig
 
 if TYPE_CHECKING:
     from copilot import CopilotClient

@@ -17,23 +17,30 @@ success, `error` otherwise.
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from copilot_driver.config import DriverConfig
-from copilot_driver.connection import (
+from copilot_driver.driver.config import DriverConfig
+from copilot_driver.driver.connection import (
     ProtocolErrors,
     create_client,
     is_connected,
     release_transport,
 )
-from copilot_driver.events import EventsSink
-from copilot_driver.failures import describe_failure
-from copilot_driver.liveness import SidecarWatchdog
+from copilot_driver.driver.failures import describe_failure
+from copilot_driver.driver.liveness import SidecarWatchdog
+from copilot_driver.driver.result import ExitCode, SessionResult, write_result
+from copilot_driver.driver.sink import EventsSink
+from copilot_driver.driver.stop import (
+    SidecarLostError,
+    StopRequestedError,
+    StopRequests,
+    StopSignalError,
+    ToolDenialsExceededError,
+)
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.handler import (
     DecisionsInFlight,
@@ -44,7 +51,6 @@ from copilot_driver.permissions.handler import (
 )
 from copilot_driver.permissions.policy import Policy
 from copilot_driver.redaction import Redactor
-from copilot_driver.result import ExitCode, SessionResult, write_result
 
 if TYPE_CHECKING:
     from copilot import CopilotClient, CopilotSession
@@ -67,83 +73,6 @@ SHUTDOWN_TIMEOUT_S = 1.0
 RESULT_FILE_NAME = "result.json"
 
 T = TypeVar("T")
-
-
-class StopRequestedError(Exception):
-    """The run must stop now; raised by the step that was under way."""
-
-
-class StopSignalError(StopRequestedError):
-    """SIGTERM or SIGINT arrived."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-class ToolDenialsExceededError(StopRequestedError):
-    """The tool-denials guard reached its threshold."""
-
-    def __init__(self, count: int, threshold: int) -> None:
-        super().__init__(f"{count} tool requests denied (GH_AW_MAX_TOOL_DENIALS={threshold})")
-        self.count = count
-        self.threshold = threshold
-        self.explanation = (
-            f"stopped the session: {self}; the agent kept asking for tools the workflow "
-            "does not allow (the driver log has a permission.denied entry for each)"
-        )
-
-
-class SidecarLostError(StopRequestedError):
-    """The sidecar died, froze or became unreachable while the run waited on it."""
-
-
-class StopRequests:
-    """Stop signals, the denials guard and a lost sidecar as one event every step is
-    raced against."""
-
-    def __init__(self) -> None:
-        self.reason: StopRequestedError | None = None
-        self._event = asyncio.Event()
-
-    def install(self, loop: asyncio.AbstractEventLoop) -> None:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, self.request, signum)
-
-    def request(self, signum: int) -> None:
-        self.stop_for(StopSignalError(signum))
-
-    def lose_sidecar(self, message: str) -> None:
-        self.stop_for(SidecarLostError(message))
-
-    def stop_for(self, reason: StopRequestedError) -> None:
-        if self.reason is None:  # the first reason is the one reported
-            self.reason = reason
-            self._event.set()
-
-    async def race(self, step: Awaitable[T], *, timeout: float) -> T:
-        """Await `step`; raise the stop reason if one comes first, TimeoutError after `timeout`."""
-        if self.reason is not None:
-            _close_unawaited(step)
-            raise self.reason
-        task = asyncio.ensure_future(step)
-        stopped = asyncio.ensure_future(self._event.wait())
-        try:
-            done, _ = await asyncio.wait(
-                {task, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            stopped.cancel()
-        # A stop that arrived while the step also ended wins: a signal is
-        # processed only when the loop runs again, so it can land together
-        # with a step's failure that it caused or that merely came first.
-        if task in done and self.reason is None:
-            return task.result()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        if self.reason is not None:
-            raise self.reason
-        raise TimeoutError(f"no answer within {timeout:g}s")
 
 
 class Lifecycle:
@@ -505,9 +434,3 @@ def _reply_text(reply: Any) -> str:
 
 def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _close_unawaited(step: Awaitable[Any]) -> None:
-    close = getattr(step, "close", None)
-    if callable(close):
-        close()

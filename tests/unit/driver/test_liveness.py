@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import time
 
-from copilot_driver.liveness import SidecarWatchdog
+from copilot_driver.driver.liveness import SidecarWatchdog
 
 
 def _watchdog(ping_delay: float | None, connected: list[bool], lost: list[str]) -> SidecarWatchdog:

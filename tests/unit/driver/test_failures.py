@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from copilot._jsonrpc import JsonRpcError, ProcessExitedError
 
-from copilot_driver.failures import (
+from copilot_driver.driver.failures import (
     AUTHENTICATION_FAILED,
     AUTHENTICATION_NOT_CONFIGURED,
     AUTHENTICATION_REQUIRED,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from copilot.session_events import SessionEvent
 
-from copilot_driver import events as events_module
-from copilot_driver.events import EVENTS_FILE_NAME, EventsFileError, EventsSink
+from copilot_driver.driver import sink as events_module
+from copilot_driver.driver.sink import EVENTS_FILE_NAME, EventsFileError, EventsSink
 from copilot_driver.redaction import Redactor
 
 SECRET = "tok-5f0c1d9e7a2b4c6d8e0f"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver import result as result_module
+from copilot_driver.driver import result as result_module
 from copilot_driver.redaction import Redactor
-from copilot_driver.result import ExitCode, SessionResult, write_result
+from copilot_driver.driver.result import ExitCode, SessionResult, write_result
 
 SECRET = "conn-token-8d41f0a2b7c9e3"
 

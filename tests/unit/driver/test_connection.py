@@ -8,7 +8,7 @@ import socket
 import threading
 from types import SimpleNamespace
 
-from copilot_driver.connection import (
+from copilot_driver.driver.connection import (
     SDK_PROTOCOL_LOGGER,
     ProtocolErrors,
     is_connected,

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 from copilot.session_events import PermissionRequestShell
 
-from copilot_driver import driver as driver_module
-from copilot_driver.config import DriverConfig
-from copilot_driver.driver import Lifecycle, StopRequests, StopSignalError
+from copilot_driver.driver import lifecycle as driver_module
+from copilot_driver.driver.config import DriverConfig
+from copilot_driver.driver.lifecycle import Lifecycle
+from copilot_driver.driver.stop import StopRequests, StopSignalError
 from copilot_driver.logs import configure_logging
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.redaction import Redactor

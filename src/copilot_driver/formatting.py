@@ -1,0 +1,41 @@
+"""Small text helpers every part shares: shortened quotes and UTC timestamps."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+ELLIPSIS = "..."
+
+
+def shorten(text: str, limit: int, *, one_line: bool = True) -> str:
+    """At most `limit` characters, cut with `...`; blanks (line breaks included)
+    collapse to single spaces first unless `one_line` is false."""
+    flat = " ".join(text.split()) if one_line else text
+    if len(flat) <= limit:
+        return flat
+    return flat[: max(0, limit - len(ELLIPSIS))] + ELLIPSIS
+
+
+def escape_line_breaks(text: str) -> str:
+    """`\\r` and `\\n` written as escapes, so user input stays on one line."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def iso_utc(moment: datetime | float | None = None) -> str:
+    """`2026-11-24T23:36:40.123Z`: an aware datetime or epoch seconds (default: now)."""
+    if moment is None:
+        moment = datetime.now(UTC)
+    elif not isinstance(moment, datetime):
+        moment = datetime.fromtimestamp(moment, tz=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_iso(value: object) -> datetime | None:
+    """An ISO 8601 timestamp (a `Z` suffix included) as an aware datetime, else None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

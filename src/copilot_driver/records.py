@@ -1,0 +1,103 @@
+"""The events file's record: one JSON object per line of `events.jsonl` (spec 3.3).
+
+    {"type": "tool.execution_start", "timestamp": "2026-...Z", "data": {...},
+     "id": "...", "parentId": "...", "agentId": "..."}
+
+The driver's sink writes records, the report and the harness's progress line
+read them, and the test kit checks them; all of them go through this module,
+so the shape and the type names live here once. Readers are tolerant: a line
+that is not a record, or a record with a missing or odd field, is reported as
+such (`parse_line` returns None, the accessors return None or `{}`), never
+raised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, NotRequired, TypedDict
+
+from copilot_driver.formatting import iso_utc, parse_iso
+
+EVENTS_FILE_NAME = "events.jsonl"
+
+# The runtime's event types that anything here reads or writes.
+SESSION_START = "session.start"
+SESSION_SHUTDOWN = "session.shutdown"
+SESSION_ERROR = "session.error"
+SESSION_WARNING = "session.warning"
+SESSION_IDLE = "session.idle"
+USER_MESSAGE = "user.message"
+ASSISTANT_TURN_START = "assistant.turn_start"
+ASSISTANT_TURN_END = "assistant.turn_end"
+ASSISTANT_MESSAGE = "assistant.message"
+TOOL_EXECUTION_START = "tool.execution_start"
+TOOL_EXECUTION_COMPLETE = "tool.execution_complete"
+PERMISSION_REQUESTED = "permission.requested"
+PERMISSION_COMPLETED = "permission.completed"
+ABORT = "abort"
+# The driver's own record, written when the tool-denials guard stops the session.
+GUARD_TOOL_DENIALS_EXCEEDED = "guard.tool_denials_exceeded"
+
+ID_FIELDS = ("id", "parentId", "agentId")
+"""Kept as the runtime gave them: they link subagent events to their parents."""
+
+
+class EventRecord(TypedDict):
+    type: str
+    timestamp: str | None
+    data: Any
+    id: NotRequired[str]
+    parentId: NotRequired[str]
+    agentId: NotRequired[str]
+
+
+def make_record(
+    event_type: str, data: Any, *, timestamp: str | None = None, ids: Mapping[str, Any] = {}
+) -> EventRecord:
+    """A record in the file's field order; `timestamp` defaults to now."""
+    record: EventRecord = {
+        "type": event_type,
+        "timestamp": iso_utc() if timestamp is None else timestamp,
+        "data": data,
+    }
+    for key in ID_FIELDS:
+        value = ids.get(key)
+        if value is not None:
+            record[key] = value  # type: ignore[literal-required]
+    return record
+
+
+def guard_record(count: int, threshold: int, reason: str) -> EventRecord:
+    """The tool-denials guard's record (spec 4.5)."""
+    return make_record(
+        GUARD_TOOL_DENIALS_EXCEEDED,
+        {"denialCount": count, "threshold": threshold, "reason": reason},
+    )
+
+
+def parse_line(line: str | bytes) -> dict[str, Any] | None:
+    """One line of an events file as a JSON object, or None (blank, not JSON, not an
+    object). The object may still lack fields: read them with the accessors."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def event_type(record: Mapping[str, Any]) -> str | None:
+    value = record.get("type")
+    return value if isinstance(value, str) else None
+
+
+def event_data(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The record's `data` object; `{}` when it is missing or not an object."""
+    value = record.get("data")
+    return value if isinstance(value, dict) else {}
+
+
+def event_time(record: Mapping[str, Any]) -> datetime | None:
+    """The record's timestamp, when it is a readable ISO 8601 one."""
+    return parse_iso(record.get("timestamp"))

@@ -16,32 +16,19 @@ from types import FrameType
 from typing import NoReturn
 
 from copilot_driver import LOG_PREFIX, __version__
-from copilot_driver.driver.config import ConfigError, environment_secrets, load_config
+from copilot_driver.driver.config import ConfigError, load_config
+from copilot_driver.env import secrets_in, usage_lines
+from copilot_driver.exit_codes import ExitCode, for_signal
 from copilot_driver.redaction import Redactor
-from copilot_driver.driver.result import ExitCode
 
-USAGE = """\
+USAGE = f"""\
 usage: copilot-driver [COPILOT_BINARY]
 
 Runs one GitHub Copilot agent session against a harness-managed Copilot CLI
 sidecar and prints the final answer on stdout. All configuration comes from
 the environment:
 
-  GH_AW_PROMPT                 path of the prompt file (required)
-  COPILOT_SDK_URI              sidecar address: PORT, HOST:PORT, http://HOST:PORT (required)
-  COPILOT_CONNECTION_TOKEN     per-run token shared with the sidecar (required, secret)
-  COPILOT_MODEL                model name (required)
-  COPILOT_SDK_SEND_TIMEOUT_MS  send timeout in ms (default 600000)
-  COPILOT_SDK_LOG_LEVEL        none|error|warning|info|debug|all (default warning)
-  COPILOT_DRIVER_LOG_FORMAT    json|text (default json)
-  GITHUB_WORKSPACE             working directory of the session (default: current)
-  GH_AW_SESSION_STATE_BASE_DIR folder of <sessionId>/events.jsonl and result.json
-  COPILOT_PROVIDER_BASE_URL, COPILOT_PROVIDER_TYPE, COPILOT_PROVIDER_WIRE_API,
-  COPILOT_PROVIDER_API_KEY     optional bring-your-own-model provider
-  GH_AW_COPILOT_SDK_SERVER_ARGS  sidecar args (JSON array): --allow-tool / --allow-all-tools
-  GH_AW_COPILOT_SDK_PERMISSIONS  explicit policy {"allowAllTools", "allowedTools"}
-  GH_AW_MAX_TOOL_DENIALS       stop the session after this many denials (default 5)
-
+{usage_lines()}
 A leading positional argument (the copilot binary a harness may pass) is
 ignored. Exit status: 0 success, 1 runtime failure, 2 configuration error,
 3 tool-denials guard, 124 send timeout, 128+N stopped by signal N.
@@ -80,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         return _validate_and_run(sys.argv[1:] if argv is None else argv)
     except StoppedBeforeStartError as stopped:
         _error(f"stopped by {stopped} before the session started; nothing was left running")
-        return ExitCode.for_signal(stopped.signum)
+        return for_signal(stopped.signum)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -140,7 +127,7 @@ def run() -> NoReturn:
 
 def _environment_redactor() -> Redactor:
     """Masks the environment's secrets in errors printed before a configuration exists."""
-    return Redactor(environment_secrets(os.environ))
+    return Redactor(secrets_in(os.environ))
 
 
 def _error(message: str) -> None:

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
-from datetime import UTC, datetime
 from typing import IO, Any
 
 from pythonjsonlogger.json import JsonFormatter
 
 from copilot_driver import LOG_PREFIX
-from copilot_driver.driver.config import LogFormat, LogLevel
+from copilot_driver.env import LogFormat, LogLevel
+from copilot_driver.formatting import escape_line_breaks, iso_utc
 from copilot_driver.redaction import Redactor
 
 LOGGER_NAME = "copilot_driver"
@@ -34,6 +35,10 @@ SDK_LOGGER_NAME = "copilot"
 # Attributes every LogRecord has; anything else on a record is an entry field.
 _RECORD_ATTRS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 _HEAD_FIELDS = ("event", "timestamp", "level", "message")
+_TEXT_HEAD = re.compile(
+    rf"{re.escape(LOG_PREFIX)} (?P<level>[A-Z]+) (?P<event>[\w.]+): (?P<message>.*)"
+)
+_TEXT_FIELD = re.compile(r' (?P<key>[A-Za-z]\w*)=(?P<value>"(?:[^"\\]|\\.)*"|\S+)')
 
 
 class DriverLog:
@@ -73,7 +78,7 @@ def entry_fields(record: logging.LogRecord) -> dict[str, Any]:
             fields.setdefault(key, value)
     entry = {
         "event": fields.pop("event", f"{record.name}.log"),
-        "timestamp": _iso_utc(record.created),
+        "timestamp": iso_utc(record.created),
         "level": record.levelname.lower(),
         "message": record.getMessage(),
     }
@@ -110,7 +115,7 @@ class TextEntryFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry = entry_fields(record)
         head = f"{LOG_PREFIX} {entry['level'].upper()} {entry['event']}: "
-        message = _one_line(str(entry["message"]))
+        message = escape_line_breaks(str(entry["message"]))
         rest = " ".join(
             f"{key}={_text_value(value)}" for key, value in entry.items() if key not in _HEAD_FIELDS
         )
@@ -145,15 +150,6 @@ def configure_logging(
     return DriverLog(driver_logger)
 
 
-def _iso_utc(created: float) -> str:
-    stamp = datetime.fromtimestamp(created, tz=UTC)
-    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _one_line(text: str) -> str:
-    return text.replace("\r", "\\r").replace("\n", "\\n")
-
-
 def _text_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -165,3 +161,42 @@ def _text_value(value: Any) -> str:
     if text and not any(c.isspace() or c in "\"'=\\" for c in text):
         return text
     return json.dumps(text, ensure_ascii=False)
+
+
+def read_json_entry(line: str) -> dict[str, Any] | None:
+    """One JSON log line as its entry; None for any other line."""
+    stripped = line.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        entry = json.loads(stripped)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def read_text_entry(line: str) -> dict[str, Any] | None:
+    """One text log line as an entry: its event, level and message, plus the fields
+    written as `key=value` after it (read back as strings). None for any other line."""
+    match = _TEXT_HEAD.fullmatch(line.strip())
+    if match is None:
+        return None
+    entry: dict[str, Any] = {
+        "event": match["event"],
+        "level": match["level"].lower(),
+        "message": match["message"],
+    }
+    for field in _TEXT_FIELD.finditer(match["message"]):
+        value = field["value"]
+        if value.startswith('"'):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                continue
+        entry.setdefault(field["key"], value)
+    return entry
+
+
+def read_entry(line: str) -> dict[str, Any] | None:
+    """One line of the driver's log as an entry, in either format."""
+    return read_json_entry(line) or read_text_entry(line)

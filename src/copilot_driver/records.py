@@ -40,6 +40,40 @@ ABORT = "abort"
 # The driver's own record, written when the tool-denials guard stops the session.
 GUARD_TOOL_DENIALS_EXCEEDED = "guard.tool_denials_exceeded"
 
+UNREPORTED_TYPES = frozenset(
+    [
+        SESSION_IDLE,
+        "system.message",
+        "system.notification",
+        "session.info",
+        "session.usage_info",
+        "session.usage_checkpoint",
+        "session.model_change",
+        "session.mode_changed",
+        "session.title_changed",
+        "session.context_changed",
+        "session.truncation",
+        "session.compaction_start",
+        "session.compaction_complete",
+        "pending_messages.modified",
+        "assistant.intent",
+        "assistant.reasoning",
+        "assistant.usage",
+        "assistant.idle",
+        "assistant.message_start",
+        "tool.execution_partial_result",
+        "tool.execution_progress",
+        "tool.shell_output",
+        "hook.start",
+        "hook.end",
+        "hook.progress",
+        "instruction.update",
+    ]
+)
+"""The runtime's other event types: known, but carrying nothing the run report
+shows (usage, reasoning, streamed output, hooks). The report counts a type that is
+neither one of the constants above nor in this set as unknown."""
+
 ID_FIELDS = ("id", "parentId", "agentId")
 """Kept as the runtime gave them: they link subagent events to their parents."""
 

@@ -57,6 +57,7 @@ from typing import Any
 
 import pytest
 
+from copilot_driver.logs import read_json_entry
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar
 from copilot_driver.testing.environment import driver_environment
 from copilot_driver.testing.faults import BoundedProcess, Ended, FaultCase
@@ -161,13 +162,8 @@ class StderrWatch:
 
 
 def _entry_event(line: str) -> str | None:
-    if not line.startswith("{"):
-        return None
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return None
-    return entry.get("event") if isinstance(entry, dict) else None
+    entry = read_json_entry(line)
+    return None if entry is None else entry.get("event")
 
 
 class SilentListener:

@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver.logs import LOGGER_NAME, SDK_LOGGER_NAME, DriverLog, configure_logging
+from copilot_driver.logs import (
+    LOGGER_NAME,
+    SDK_LOGGER_NAME,
+    DriverLog,
+    configure_logging,
+    read_entry,
+    read_json_entry,
+    read_text_entry,
+)
 from copilot_driver.redaction import Redactor
 
 SECRET = "tok-LOG-SECRET-92c1"
@@ -381,3 +389,25 @@ def test_entries_arrive_in_time_order() -> None:
         time.sleep(0.002)
     stamps = [str(entry["timestamp"]) for entry in _json_entries(stream)]
     assert stamps == sorted(stamps)
+
+
+# -- reading entries back -------------------------------------------------------
+
+
+def test_both_formats_read_back_to_the_same_event_and_fields() -> None:
+    for log_format in ("json", "text"):
+        stream = io.StringIO()
+        log = configure_logging(log_format, "info", Redactor([]), stream=stream)
+        log.info("session.created", "session s-1 created", eventsFile="/tmp/a b/events.jsonl")
+        (line,) = stream.getvalue().splitlines()
+        entry = read_entry(line)
+        assert entry is not None
+        assert entry["event"] == "session.created"
+        assert entry["level"] == "info"
+        assert entry["eventsFile"] == "/tmp/a b/events.jsonl"
+        if log_format == "json":
+            assert read_text_entry(line) is None
+        else:
+            assert read_json_entry(line) is None
+    for other in ("", "Traceback (most recent call last):", "{not json", "[1]"):
+        assert read_entry(other) is None

@@ -20,12 +20,13 @@ import ipaddress
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
+from copilot_driver import env as contract
+from copilot_driver.env import DEFAULT_LOG_LEVEL, LOG_LEVELS, LogFormat, LogLevel, value_of
+from copilot_driver.formatting import escape_line_breaks, shorten
 from copilot_driver.permissions.config import PermissionConfig, resolve_permissions
 from copilot_driver.redaction import Redactor
 
@@ -34,20 +35,12 @@ DEFAULT_MAX_TOOL_DENIALS = 5
 MAX_SEND_TIMEOUT_MS = 2**31 - 1
 """Larger values are treated as absurd (the largest timer a Node driver can set)."""
 
-LogLevel = Literal["none", "error", "warning", "info", "debug", "all"]
-LogFormat = Literal["json", "text"]
-
-LOG_LEVELS: tuple[LogLevel, ...] = ("none", "error", "warning", "info", "debug", "all")
-DEFAULT_LOG_LEVEL: LogLevel = "warning"
 PROVIDER_TYPES = ("openai", "azure", "anthropic")
 PROVIDER_WIRE_APIS = ("completions", "responses")
 
 MAX_MODEL_CHARS = 200
 MAX_PROVIDER_KEY_CHARS = 4096
 """Longer keys make the CLI 1.0.102 sidecar stop answering (docs/sdk-defects.md)."""
-
-SECRET_VARIABLES = ("COPILOT_CONNECTION_TOKEN", "COPILOT_PROVIDER_API_KEY")
-"""The variables holding secrets: masked in every log, event, output and error."""
 
 _POSITIVE_INT = re.compile(r"[1-9][0-9]*")
 _NOTICE_VALUE_CHARS = 40
@@ -59,10 +52,7 @@ Quote = Callable[..., str]
 
 def _shorten(value: str, limit: int = _NOTICE_VALUE_CHARS) -> str:
     """Quote user input in an error without flooding the log (or a newline)."""
-    flat = value.replace("\n", "\\n").replace("\r", "\\r")
-    if len(flat) <= limit:
-        return flat
-    return flat[: limit - 3] + "..."
+    return shorten(escape_line_breaks(value), limit, one_line=False)
 
 
 class ConfigError(Exception):
@@ -132,60 +122,55 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     """Resolve the driver's configuration from `env`, or raise ConfigError."""
     problems: list[str] = []
     notices: list[str] = []
-    token = env.get("COPILOT_CONNECTION_TOKEN", "")
     redactor = Redactor(environment_secrets(env))
 
     def quote(value: str, limit: int = _NOTICE_VALUE_CHARS) -> str:
         """Echo user input: secrets masked before shortening, so no part leaks."""
         return _shorten(redactor.text(value), limit)
 
-    prompt_path_raw = _get(env, "GH_AW_PROMPT")
+    def required(variable: contract.Variable) -> str | None:
+        value = value_of(env, variable)
+        if value is None:
+            problems.append(f"{variable.name} is not set: {variable.when_missing}")
+        return value
+
+    prompt_path_raw = required(contract.PROMPT)
     prompt = ""
-    if prompt_path_raw is None:
-        problems.append("GH_AW_PROMPT is not set: set it to the path of the prompt file")
-    else:
+    if prompt_path_raw is not None:
         try:
             prompt = read_prompt(Path(prompt_path_raw), quote=quote)
         except PromptError as error:
             problems.append(str(error))
 
-    sdk_uri_raw = _get(env, "COPILOT_SDK_URI")
+    sdk_uri_raw = required(contract.SDK_URI)
     sdk_uri = ""
-    if sdk_uri_raw is None:
-        problems.append(
-            "COPILOT_SDK_URI is not set: set it to the sidecar's address "
-            "(PORT, HOST:PORT or http://HOST:PORT)"
-        )
-    else:
+    if sdk_uri_raw is not None:
         try:
             sdk_uri = normalise_sdk_uri(sdk_uri_raw, quote=quote)
         except ValueError as error:
-            problems.append(f"COPILOT_SDK_URI is invalid: {error}")
+            problems.append(f"{contract.SDK_URI.name} is invalid: {error}")
 
-    if not token.strip():
-        problems.append(
-            "COPILOT_CONNECTION_TOKEN is not set: the harness must pass the sidecar's "
-            "per-run connection token to the driver"
-        )
+    # The token reaches the sidecar exactly as given (only a blank one is refused).
+    token = (
+        env.get(contract.CONNECTION_TOKEN.name, "") if required(contract.CONNECTION_TOKEN) else ""
+    )
 
-    model = _get(env, "COPILOT_MODEL")
-    if model is None:
-        problems.append("COPILOT_MODEL is not set: set it to the model name (e.g. gpt-4.1)")
-    elif len(model) > MAX_MODEL_CHARS or not model.isprintable():
+    model = required(contract.MODEL)
+    if model is not None and (len(model) > MAX_MODEL_CHARS or not model.isprintable()):
         problems.append(
-            f"COPILOT_MODEL={quote(model)!r} is not a model name (at most {MAX_MODEL_CHARS} "
-            "printable characters, e.g. gpt-4.1)"
+            f"{contract.MODEL.name}={quote(model)!r} is not a model name (at most "
+            f"{MAX_MODEL_CHARS} printable characters, e.g. gpt-4.1)"
         )
 
     send_timeout_ms = parse_send_timeout_ms(
-        env.get("COPILOT_SDK_SEND_TIMEOUT_MS"), notices, quote=quote
+        env.get(contract.SEND_TIMEOUT_MS.name), notices, quote=quote
     )
-    log_level = parse_log_level(env.get("COPILOT_SDK_LOG_LEVEL"), notices, quote=quote)
-    log_format = parse_log_format(env.get("COPILOT_DRIVER_LOG_FORMAT"), notices, quote=quote)
+    log_level = parse_log_level(env.get(contract.LOG_LEVEL.name), notices, quote=quote)
+    log_format = parse_log_format(env.get(contract.LOG_FORMAT.name), notices, quote=quote)
 
     base = cwd if cwd is not None else Path.cwd()
     working_directory = base
-    workspace = _get(env, "GITHUB_WORKSPACE")
+    workspace = value_of(env, contract.WORKSPACE)
     if workspace is not None:
         try:
             working_directory = (base / workspace).resolve()
@@ -195,7 +180,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
             usable, why = False, f"cannot be used ({error.strerror or error})"
         if not usable:
             problems.append(
-                f"GITHUB_WORKSPACE {why}: {quote(workspace, _PATH_CHARS)}: "
+                f"{contract.WORKSPACE.name} {why}: {quote(workspace, _PATH_CHARS)}: "
                 "set it to the checkout the agent works in, or unset it"
             )
 
@@ -213,10 +198,8 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
             f"{error} (a permission policy that cannot be read is never widened to allow-all)"
         )
     max_tool_denials = parse_max_tool_denials(
-        env.get("GH_AW_MAX_TOOL_DENIALS"), notices, quote=quote
+        env.get(contract.MAX_TOOL_DENIALS.name), notices, quote=quote
     )
-
-    session_state_base_dir = resolve_session_state_base_dir(env, base)
 
     if problems:
         raise ConfigError(problems)
@@ -231,33 +214,18 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         log_level=log_level,
         log_format=log_format,
         working_directory=working_directory,
-        session_state_base_dir=session_state_base_dir,
+        session_state_base_dir=contract.session_state_base_dir(env, base),
         provider=provider,
         permissions=permissions,
         max_tool_denials=max_tool_denials,
-        github_actions=env.get("GITHUB_ACTIONS", "").strip().lower() == "true",
+        github_actions=env.get(contract.GITHUB_ACTIONS.name, "").strip().lower() == "true",
         notices=tuple(notices),
     )
 
 
 def environment_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
-    """The secrets `env` holds, as given, for a Redactor before a DriverConfig exists.
-
-    Values are not stripped here: the connection token reaches the runtime as
-    given, and the Redactor masks both the given and the stripped form.
-    """
-    return tuple(env.get(name, "") for name in SECRET_VARIABLES)
-
-
-def resolve_session_state_base_dir(env: Mapping[str, str], cwd: Path) -> Path:
-    """GH_AW_SESSION_STATE_BASE_DIR, else the gh-aw default under the temp folder.
-
-    The harness uses it too, to put the sidecar's log beside the events file.
-    """
-    state_dir = _get(env, "GH_AW_SESSION_STATE_BASE_DIR")
-    if state_dir is not None:
-        return cwd / state_dir
-    return Path(tempfile.gettempdir()) / "gh-aw/sandbox/agent/logs/copilot-session-state"
+    """The secrets `env` holds, as given, for a Redactor before a DriverConfig exists."""
+    return contract.secrets_in(env)
 
 
 class PromptError(Exception):
@@ -404,19 +372,19 @@ def parse_log_format(raw: str | None, notices: list[str], *, quote: Quote = _sho
 
 def parse_provider(env: Mapping[str, str], *, quote: Quote = _shorten) -> ProviderConfig | None:
     """The optional bring-your-own-model provider, or None when not configured."""
-    base_url = _get(env, "COPILOT_PROVIDER_BASE_URL")
-    provider_type = _get(env, "COPILOT_PROVIDER_TYPE")
-    wire_api = _get(env, "COPILOT_PROVIDER_WIRE_API")
-    api_key = env.get("COPILOT_PROVIDER_API_KEY")
+    base_url = value_of(env, contract.PROVIDER_BASE_URL)
+    provider_type = value_of(env, contract.PROVIDER_TYPE)
+    wire_api = value_of(env, contract.PROVIDER_WIRE_API)
+    api_key = env.get(contract.PROVIDER_API_KEY.name)
     if api_key is not None and not api_key.strip():
         api_key = None
     if base_url is None:
         stray = [
             name
             for name, value in (
-                ("COPILOT_PROVIDER_TYPE", provider_type),
-                ("COPILOT_PROVIDER_WIRE_API", wire_api),
-                ("COPILOT_PROVIDER_API_KEY", api_key),
+                (contract.PROVIDER_TYPE.name, provider_type),
+                (contract.PROVIDER_WIRE_API.name, wire_api),
+                (contract.PROVIDER_API_KEY.name, api_key),
             )
             if value is not None
         ]
@@ -465,11 +433,3 @@ def check_provider_key(api_key: str) -> None:
             "COPILOT_PROVIDER_API_KEY holds whitespace or a control character (a pasted "
             "newline?): set it to the key alone"
         )
-
-
-def _get(env: Mapping[str, str], name: str) -> str | None:
-    """A variable's value, stripped; None when unset or blank."""
-    value = env.get(name)
-    if value is None or not value.strip():
-        return None
-    return value.strip()

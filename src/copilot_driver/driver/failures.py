@@ -8,6 +8,41 @@ a maintainer searches for.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+from copilot_driver.driver.stop import (
+    StopRequestedError,
+    StopSignalError,
+    ToolDenialsExceededError,
+)
+from copilot_driver.exit_codes import ExitCode, for_signal
+
+
+class Phase(StrEnum):
+    """Where the lifecycle was when the run ended; error messages name it."""
+
+    CONNECT = "connect"
+    SESSION_CREATION = "session creation"
+    TURN = "the turn"
+    CLEANUP = "cleanup"
+
+
+class ErrorKind(StrEnum):
+    """The `errorKind` of the run's `error` log entry: stable, machine-readable."""
+
+    INTERRUPTED = "interrupted"
+    SIDECAR_LOST = "sidecar_lost"
+    TOOL_DENIALS_EXCEEDED = "tool_denials_exceeded"
+    SEND_TIMEOUT = "send_timeout"
+    EVENTS_UNWRITABLE = "events_unwritable"
+    SESSION_ERROR = "session_error"
+    AUTH_FAILED = "auth_failed"
+    AUTH_NOT_CONFIGURED = "auth_not_configured"
+    AUTH_REQUIRED = "auth_required"
+    SIDECAR_UNREACHABLE = "sidecar_unreachable"
+    SIDECAR_UNRESPONSIVE = "sidecar_unresponsive"
+    UNEXPECTED = "unexpected"
+
 
 # JSON-RPC error codes the Copilot CLI uses for the connection handshake.
 AUTHENTICATION_REQUIRED = -32001
@@ -17,64 +52,98 @@ AUTHENTICATION_NOT_CONFIGURED = -32003
 
 @dataclass(frozen=True)
 class Failure:
-    kind: str
-    """A stable machine-readable name (`sidecar_unreachable`, `auth_failed`, ...)."""
+    kind: ErrorKind
     message: str
+    exit_code: int = ExitCode.FAILURE
 
 
-def describe_failure(error: BaseException, *, phase: str, sdk_uri: str) -> Failure:
+def describe_failure(error: BaseException, *, phase: Phase, sdk_uri: str) -> Failure:
     """Explain `error`, raised while the driver was in `phase`."""
     code = getattr(error, "code", None)
     text = " ".join(str(error).split()) or type(error).__name__
     own_kind = getattr(error, "failure_kind", None)
-    if isinstance(own_kind, str):  # the driver's own errors say what they are
+    if isinstance(own_kind, ErrorKind):  # the driver's own errors say what they are
         return Failure(own_kind, text)
     if code == AUTHENTICATION_FAILED:
         return Failure(
-            "auth_failed",
+            ErrorKind.AUTH_FAILED,
             f"the Copilot sidecar at {sdk_uri} rejected the connection token "
             "(AUTHENTICATION_FAILED): COPILOT_CONNECTION_TOKEN must be the value the "
             "harness gave the sidecar for this run",
         )
     if code == AUTHENTICATION_NOT_CONFIGURED:
         return Failure(
-            "auth_not_configured",
+            ErrorKind.AUTH_NOT_CONFIGURED,
             f"the Copilot sidecar at {sdk_uri} was started without a connection token "
             "(AUTHENTICATION_NOT_CONFIGURED): start it with COPILOT_CONNECTION_TOKEN set",
         )
     if code == AUTHENTICATION_REQUIRED:
         return Failure(
-            "auth_required",
+            ErrorKind.AUTH_REQUIRED,
             f"the Copilot sidecar at {sdk_uri} requires authentication (AUTHENTICATION_REQUIRED)",
         )
-    if phase == "connect":
+    if phase == Phase.CONNECT:
         if "Connection refused" in text or "Errno 111" in text:
             return Failure(
-                "sidecar_unreachable",
+                ErrorKind.SIDECAR_UNREACHABLE,
                 f"cannot reach the Copilot sidecar at {sdk_uri}: connection refused; "
                 f"is the sidecar running and is COPILOT_SDK_URI its address? ({text})",
             )
         if isinstance(error, TimeoutError):
             return Failure(
-                "sidecar_unresponsive",
+                ErrorKind.SIDECAR_UNRESPONSIVE,
                 f"the Copilot sidecar at {sdk_uri} did not complete the connection "
                 "handshake in time",
             )
         return Failure(
-            "sidecar_unreachable", f"cannot connect to the Copilot sidecar at {sdk_uri}: {text}"
+            ErrorKind.SIDECAR_UNREACHABLE,
+            f"cannot connect to the Copilot sidecar at {sdk_uri}: {text}",
         )
     if text.startswith("Session error:"):
         return Failure(
-            "session_error", f"the session failed: {text.removeprefix('Session error:').strip()}"
+            ErrorKind.SESSION_ERROR,
+            f"the session failed: {text.removeprefix('Session error:').strip()}",
         )
     if "closed before response completed" in text or type(error).__name__ == "ProcessExitedError":
         return Failure(
-            "sidecar_lost",
+            ErrorKind.SIDECAR_LOST,
             f"the connection to the Copilot sidecar at {sdk_uri} was lost during {phase}: {text}",
         )
     if isinstance(error, TimeoutError):
         return Failure(
-            "sidecar_unresponsive",
+            ErrorKind.SIDECAR_UNRESPONSIVE,
             f"the Copilot sidecar at {sdk_uri} did not answer during {phase} in time",
         )
-    return Failure("unexpected", f"unexpected error during {phase}: {type(error).__name__}: {text}")
+    return Failure(
+        ErrorKind.UNEXPECTED, f"unexpected error during {phase}: {type(error).__name__}: {text}"
+    )
+
+
+def describe_stop(reason: StopRequestedError, phase: Phase) -> Failure:
+    """What a stop request means for the run's result."""
+    if isinstance(reason, StopSignalError):
+        where = "cleanup, after the answer arrived" if phase == Phase.CLEANUP else phase.value
+        return Failure(
+            ErrorKind.INTERRUPTED,
+            f"stopped by {reason} during {where}; cleaned up",
+            for_signal(reason.signum),
+        )
+    if isinstance(reason, ToolDenialsExceededError):
+        return Failure(ErrorKind.TOOL_DENIALS_EXCEEDED, reason.explanation, ExitCode.TOOL_DENIALS)
+    return Failure(ErrorKind.SIDECAR_LOST, f"{reason} (during {phase})")
+
+
+def describe_send_timeout(send_timeout_ms: int) -> Failure:
+    return Failure(
+        ErrorKind.SEND_TIMEOUT,
+        f"the session did not finish within {send_timeout_ms} ms "
+        "(COPILOT_SDK_SEND_TIMEOUT_MS); the turn was aborted",
+        ExitCode.SEND_TIMEOUT,
+    )
+
+
+def describe_incomplete_events(error: str) -> Failure:
+    return Failure(
+        ErrorKind.EVENTS_UNWRITABLE,
+        f"the session completed, but its events file is incomplete: {error}",
+    )

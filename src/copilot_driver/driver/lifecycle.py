@@ -20,7 +20,6 @@ import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Coroutine
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from copilot_driver.driver.config import DriverConfig
@@ -30,17 +29,24 @@ from copilot_driver.driver.connection import (
     is_connected,
     release_transport,
 )
-from copilot_driver.driver.failures import describe_failure
+from copilot_driver.driver.failures import (
+    Failure,
+    Phase,
+    describe_failure,
+    describe_incomplete_events,
+    describe_send_timeout,
+    describe_stop,
+)
 from copilot_driver.driver.liveness import SidecarWatchdog
-from copilot_driver.driver.result import ExitCode, SessionResult, write_result
+from copilot_driver.driver.result import SessionResult, write_result
 from copilot_driver.driver.sink import EventsSink
 from copilot_driver.driver.stop import (
     SidecarLostError,
     StopRequestedError,
     StopRequests,
-    StopSignalError,
     ToolDenialsExceededError,
 )
+from copilot_driver.exit_codes import ExitCode
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.handler import (
     DecisionsInFlight,
@@ -50,6 +56,7 @@ from copilot_driver.permissions.handler import (
     make_permission_handler,
 )
 from copilot_driver.permissions.policy import Policy
+from copilot_driver.records import guard_record
 from copilot_driver.redaction import Redactor
 
 if TYPE_CHECKING:
@@ -100,72 +107,83 @@ class Lifecycle:
         self._guard = DenialGuard(config.max_tool_denials, self._guard_tripped)
 
     async def run(self) -> SessionResult:
+        """Steps 2 to 7 of spec 3.2 (step 1, the configuration, is already resolved)."""
         started = time.monotonic()
         output = ""
-        exit_code: int = ExitCode.OK
-        error: str | None = None
-        error_kind: str | None = None
-        phase = "connect"
+        failure: Failure | None = None
+        phase = Phase.CONNECT
         self._protocol_errors.attach()
         try:
             self._log_start()
-            self._client = create_client(self.config)
-            await self.stop.race(self._client.start(), timeout=START_TIMEOUT_S)
-            self.log.info(
-                "client.started", "connected to the Copilot sidecar", sdkUri=self.config.sdk_uri
-            )
-            self._watchdog = self._watch_sidecar(self._client)
-
-            phase = "session creation"
-            self._session = await self.stop.race(
-                self._client.create_session(**self._session_options()), timeout=CREATE_TIMEOUT_S
-            )
-            session_id = self._session.session_id
-            self.log.bind(sessionId=session_id)
-            events_path = self.sink.attach(session_id)
-            self.log.info(
-                "session.created",
-                f"session {session_id} created",
-                model=self.config.model,
-                eventsFile=str(events_path),
-            )
-
-            phase = "the turn"
-            self.log.info(
-                "prompt.dispatched",
-                "sending the prompt and waiting for the session to finish",
-                promptChars=len(self.config.prompt),
-                sendTimeoutMs=self.config.send_timeout_ms,
-            )
-            self._turn_open = True
-            try:
-                reply = await self.stop.race(
-                    self._session.send_and_wait(
-                        self.config.prompt, timeout=self.config.send_timeout_s
-                    ),
-                    timeout=self.config.send_timeout_s + SEND_GRACE_S,
-                )
-            except (StopRequestedError, TimeoutError):
-                raise  # the runtime is still working on the turn: cleanup aborts it
-            except BaseException:
-                self._turn_open = False  # the turn ended by itself (e.g. a session error)
-                raise
-            self._turn_open = False
-            output = _reply_text(reply)
-        except Exception as failure:  # (stop requests and timeouts included)
-            exit_code, error_kind, error = self._outcome_of(failure, phase)
+            client = await self._start_client()
+            phase = Phase.SESSION_CREATION
+            session = await self._create_session(client)
+            phase = Phase.TURN
+            output = await self._send_prompt(session)
+        except Exception as error:  # (stop requests and timeouts included)
+            failure = self._outcome_of(error, phase)
         finally:
             await self._cleanup()
             self._protocol_errors.detach()
-        if exit_code == ExitCode.OK:
-            exit_code, error_kind, error = self._after_the_answer()
+        if failure is None:
+            failure = self._after_the_answer()
+        return self._finish(started, output, failure)
 
+    async def _start_client(self) -> CopilotClient:
+        """Step 2: connect to the sidecar, then watch it."""
+        self._client = client = create_client(self.config)
+        await self.stop.race(client.start(), timeout=START_TIMEOUT_S)
+        self.log.info(
+            "client.started", "connected to the Copilot sidecar", sdkUri=self.config.sdk_uri
+        )
+        self._watchdog = self._watch_sidecar(client)
+        return client
+
+    async def _create_session(self, client: CopilotClient) -> CopilotSession:
+        """Steps 3 and 4: the session, created with its permission and event handlers."""
+        self._session = session = await self.stop.race(
+            client.create_session(**self._session_options()), timeout=CREATE_TIMEOUT_S
+        )
+        self.log.bind(sessionId=session.session_id)
+        events_path = self.sink.attach(session.session_id)
+        self.log.info(
+            "session.created",
+            f"session {session.session_id} created",
+            model=self.config.model,
+            eventsFile=str(events_path),
+        )
+        return session
+
+    async def _send_prompt(self, session: CopilotSession) -> str:
+        """Step 5: send the prompt and wait for the answer."""
+        self.log.info(
+            "prompt.dispatched",
+            "sending the prompt and waiting for the session to finish",
+            promptChars=len(self.config.prompt),
+            sendTimeoutMs=self.config.send_timeout_ms,
+        )
+        self._turn_open = True
+        try:
+            reply = await self.stop.race(
+                session.send_and_wait(self.config.prompt, timeout=self.config.send_timeout_s),
+                timeout=self.config.send_timeout_s + SEND_GRACE_S,
+            )
+        except (StopRequestedError, TimeoutError):
+            raise  # the runtime is still working on the turn: cleanup aborts it
+        except BaseException:
+            self._turn_open = False  # the turn ended by itself (e.g. a session error)
+            raise
+        self._turn_open = False
+        return _reply_text(reply)
+
+    def _finish(self, started: float, output: str, failure: Failure | None) -> SessionResult:
+        """Step 6: the result, its file, and the run's last log entry."""
         result = SessionResult(
-            exit_code=exit_code,
+            exit_code=failure.exit_code if failure else ExitCode.OK,
             output=output,
             duration_ms=round((time.monotonic() - started) * 1000),
             session_id=self._session.session_id if self._session else None,
-            error=error,
+            error=failure.message if failure else None,
         )
         result_file = self._write_result(result)
         summary: dict[str, Any] = {
@@ -175,72 +193,41 @@ class Lifecycle:
         }
         if result_file:
             summary["resultFile"] = result_file
-        if exit_code == ExitCode.OK:
+        if failure is None:
             self.log.info("session.completed", "session completed", **summary)
         else:
-            self.log.error("error", error or "the run failed", errorKind=error_kind, **summary)
+            self.log.error("error", failure.message, errorKind=failure.kind, **summary)
         return result
 
-    def _outcome_of(self, failure: Exception, phase: str) -> tuple[int, str, str]:
-        """Exit code, error kind and message for what ended the run early."""
-        if isinstance(failure, StopSignalError):
-            return (
-                ExitCode.for_signal(failure.signum),
-                "interrupted",
-                f"stopped by {failure} during {phase}; cleaned up",
-            )
-        if isinstance(failure, SidecarLostError):
-            return ExitCode.FAILURE, "sidecar_lost", f"{failure} (during {phase})"
-        if isinstance(failure, ToolDenialsExceededError):
-            return ExitCode.TOOL_DENIALS, "tool_denials_exceeded", failure.explanation
-        if isinstance(failure, TimeoutError) and phase == "the turn":
-            return (
-                ExitCode.SEND_TIMEOUT,
-                "send_timeout",
-                f"the session did not finish within {self.config.send_timeout_ms} ms "
-                "(COPILOT_SDK_SEND_TIMEOUT_MS); the turn was aborted",
-            )
+    def _outcome_of(self, failure: Exception, phase: Phase) -> Failure:
+        """What ended the run early, as its exit code, error kind and message."""
+        if isinstance(failure, StopRequestedError):
+            return describe_stop(failure, phase)
+        if isinstance(failure, TimeoutError) and phase == Phase.TURN:
+            return describe_send_timeout(self.config.send_timeout_ms)
         self.log.debug("error.detail", "failure detail", exception=repr(failure))
-        described = describe_failure(failure, phase=phase, sdk_uri=self.config.sdk_uri)
-        return ExitCode.FAILURE, described.kind, described.message
+        return describe_failure(failure, phase=phase, sdk_uri=self.config.sdk_uri)
 
-    def _after_the_answer(self) -> tuple[int, str | None, str | None]:
+    def _after_the_answer(self) -> Failure | None:
         """What the cleanup found once the answer was in.
 
         A signal during cleanup still means the run was stopped (the answer is
-        kept in the result and on stdout), and an events file that stopped
-        being written means the audit trail is incomplete: both are reported
+        kept in the result and on stdout); an answer already received never
+        turns the guard's failure into success; and an events file that stopped
+        being written means the audit trail is incomplete: all are reported
         rather than hidden behind exit 0.
         """
-        if isinstance(self.stop.reason, StopSignalError):
-            return (
-                ExitCode.for_signal(self.stop.reason.signum),
-                "interrupted",
-                f"stopped by {self.stop.reason} during cleanup, after the answer arrived; "
-                "cleaned up",
-            )
-        if isinstance(self.stop.reason, ToolDenialsExceededError):
-            # An answer already received never turns the guard's failure into success.
-            return self._outcome_of(self.stop.reason, "cleanup")
+        if self.stop.reason is not None and not isinstance(self.stop.reason, SidecarLostError):
+            return describe_stop(self.stop.reason, Phase.CLEANUP)
         if self.sink.error is not None:
-            return (
-                ExitCode.FAILURE,
-                "events_unwritable",
-                f"the session completed, but its events file is incomplete: {self.sink.error}",
-            )
-        return ExitCode.OK, None, None
+            return describe_incomplete_events(self.sink.error)
+        return None
 
     def _guard_tripped(self, count: int, threshold: int) -> None:
         """The denial that reached the threshold was just logged: record the guard's
         event at once (spec 4.5: preserved whatever the cleanup meets), then stop."""
         stop = ToolDenialsExceededError(count, threshold)
-        self.sink.write_record(
-            {
-                "type": "guard.tool_denials_exceeded",
-                "timestamp": _now_iso(),
-                "data": {"denialCount": count, "threshold": threshold, "reason": stop.explanation},
-            }
-        )
+        self.sink.write_record(guard_record(count, threshold, stop.explanation))
         self.stop.stop_for(stop)
 
     def _log_start(self) -> None:
@@ -430,7 +417,3 @@ def _settled_quietly(task: asyncio.Future[Any]) -> None:
 def _reply_text(reply: Any) -> str:
     content = getattr(getattr(reply, "data", None), "content", None)
     return content if isinstance(content, str) else ""
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,33 +1,13 @@
-"""The outcome of a run: exit codes and the session result (spec 7.2)."""
+"""The outcome of a run: the session result and its file (spec 7.2)."""
 
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass
-from enum import IntEnum
 from pathlib import Path
 
 from copilot_driver.redaction import Redactor
-
-
-class ExitCode(IntEnum):
-    """The driver's documented exit statuses (the README lists them)."""
-
-    OK = 0
-    FAILURE = 1
-    """Runtime failure: sidecar unreachable, token rejected, session error, crash."""
-    CONFIG = 2
-    """Configuration error, reported before anything connects."""
-    TOOL_DENIALS = 3
-    """The tool-denials guard stopped the session (GH_AW_MAX_TOOL_DENIALS)."""
-    SEND_TIMEOUT = 124
-    """No completion within COPILOT_SDK_SEND_TIMEOUT_MS (the `timeout(1)` convention)."""
-
-    @staticmethod
-    def for_signal(signum: int) -> int:
-        """128 + signal number, the shell's convention for a run ended by a signal."""
-        return 128 + signum
 
 
 @dataclass(frozen=True)

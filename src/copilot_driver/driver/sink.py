@@ -35,9 +35,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from copilot_driver.driver.failures import ErrorKind
+from copilot_driver.records import EVENTS_FILE_NAME, EventRecord, make_record
 from copilot_driver.redaction import Redactor
 
-EVENTS_FILE_NAME = "events.jsonl"
 _BATCH_LINES = 512
 _PATH_CHARS = 300
 _STOP = object()
@@ -46,7 +47,7 @@ _STOP = object()
 class EventsFileError(OSError):
     """The events file cannot be created; `failure_kind` names it for the log."""
 
-    failure_kind = "events_unwritable"
+    failure_kind = ErrorKind.EVENTS_UNWRITABLE
 
 
 class SessionEventLike(Protocol):
@@ -147,20 +148,12 @@ class EventsSink:
 
     # -- internals ---------------------------------------------------------
 
-    def _record(self, raw: dict[str, Any]) -> dict[str, Any]:
+    def _record(self, raw: dict[str, Any]) -> EventRecord:
         event_type = raw.get("type")
         data = raw.get("data")
         if isinstance(data, dict):
             data = self._enrich(event_type, data)
-        record: dict[str, Any] = {
-            "type": event_type,
-            "timestamp": raw.get("timestamp"),
-            "data": data,
-        }
-        for key in ("id", "parentId", "agentId"):
-            if raw.get(key) is not None:
-                record[key] = raw[key]
-        return record
+        return make_record(str(event_type), data, timestamp=raw.get("timestamp"), ids=raw)
 
     def _enrich(self, event_type: Any, data: dict[str, Any]) -> dict[str, Any]:
         """Give `tool.execution_complete` the tool name its start event had.

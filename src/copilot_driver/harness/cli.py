@@ -6,7 +6,8 @@ import argparse
 import os
 import sys
 
-from copilot_driver.harness.run import Harness, HarnessExit, HarnessOptions
+from copilot_driver.exit_codes import ExitCode
+from copilot_driver.harness.run import Harness, HarnessOptions
 
 DESCRIPTION = """\
 Start the Copilot CLI sidecar with a fresh connection token, run the driver in
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         args, driver_command = args[:split], args[split + 1 :]
         if not driver_command:
             sys.stderr.write("[copilot-driver-harness] error: no driver command after `--`\n")
-            return HarnessExit.USAGE
+            return ExitCode.CONFIG
     parser = argparse.ArgumentParser(
         prog="copilot-driver-harness",
         description=DESCRIPTION,
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         options = parser.parse_args(args)
     except SystemExit as exit_request:  # --help (0) or a usage error (2)
-        return HarnessExit.USAGE if exit_request.code else 0
+        return ExitCode.CONFIG if exit_request.code else 0
     harness = Harness(
         HarnessOptions(options.copilot, options.port, options.ready_timeout, driver_command),
         os.environ,

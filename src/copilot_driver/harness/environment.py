@@ -11,18 +11,9 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 
+from copilot_driver import env as contract
 from copilot_driver.permissions.config import read_server_args
 
-GITHUB_CREDENTIAL_VARIABLES = (
-    "COPILOT_GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-)
-"""What the Copilot CLI (and gh, whose credentials it honours) accepts as a GitHub token."""
-
-TIMEOUT_MINUTES_VARIABLE = "GH_AW_TIMEOUT_MINUTES"
 _HARNESS_OWNED_FLAGS = {"--headless": 0, "--no-auto-update": 0, "--port": 1, "--log-level": 1}
 """Flags the harness sets itself, with how many values each takes."""
 
@@ -36,13 +27,13 @@ def driver_environment(base: Mapping[str, str], *, sdk_uri: str, token: str) -> 
     """The driver's environment: `base` minus every GitHub credential, plus the
     sidecar's address and the run's token, and a send timeout derived from the
     workflow's timeout when none is set."""
-    env = {key: value for key, value in base.items() if key not in GITHUB_CREDENTIAL_VARIABLES}
-    env["COPILOT_SDK_URI"] = sdk_uri
-    env["COPILOT_CONNECTION_TOKEN"] = token
-    if not env.get("COPILOT_SDK_SEND_TIMEOUT_MS", "").strip():
-        derived = send_timeout_from_minutes(base.get(TIMEOUT_MINUTES_VARIABLE))
+    env = {key: value for key, value in base.items() if key not in contract.GITHUB_CREDENTIALS}
+    env[contract.SDK_URI.name] = sdk_uri
+    env[contract.CONNECTION_TOKEN.name] = token
+    if contract.value_of(env, contract.SEND_TIMEOUT_MS) is None:
+        derived = send_timeout_from_minutes(base.get(contract.TIMEOUT_MINUTES))
         if derived is not None:
-            env["COPILOT_SDK_SEND_TIMEOUT_MS"] = str(derived)
+            env[contract.SEND_TIMEOUT_MS.name] = str(derived)
     return env
 
 
@@ -79,7 +70,7 @@ def sidecar_arguments(raw: str | None) -> tuple[list[str], int | None, str | Non
             if takes and not has_value:
                 value = args[index + 1] if index + 1 < len(args) else ""
                 index += 1
-            if flag == "--port" and value.isdigit():
+            if flag == "--port" and value.isascii() and value.isdigit():
                 port = int(value)
             elif flag == "--log-level" and value:
                 log_level = value

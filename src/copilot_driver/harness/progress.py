@@ -9,14 +9,13 @@ status: elapsed time, turn, the tool running now, denials so far. In CI
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 import time
 from pathlib import Path
 from typing import IO
 
-_EVENTS_FILE_IN_TEXT = re.compile(r"\beventsFile=(\"(?:[^\"\\]|\\.)*\"|\S+)")
+from copilot_driver import records
+from copilot_driver.logs import read_entry
 
 
 class Progress:
@@ -32,25 +31,14 @@ class Progress:
 
     def read_log_line(self, line: str) -> None:
         """Learn from one driver stderr line, whatever its format."""
-        stripped = line.strip()
-        if stripped.startswith("{"):
-            try:
-                entry = json.loads(stripped)
-            except ValueError:
-                entry = None
-            if isinstance(entry, dict):
-                event = entry.get("event")
-                if event == "session.created" and isinstance(entry.get("eventsFile"), str):
-                    self._found_events_file(entry["eventsFile"])
-                elif event == "permission.denied":
-                    self.denials += 1
-                return
-        if " permission.denied:" in stripped:
+        entry = read_entry(line)
+        if entry is None:
+            return
+        event = entry.get("event")
+        if event == "session.created" and isinstance(entry.get("eventsFile"), str):
+            self._found_events_file(entry["eventsFile"])
+        elif event == "permission.denied":
             self.denials += 1
-        match = _EVENTS_FILE_IN_TEXT.search(stripped)
-        if match and " session.created:" in stripped:
-            value = match.group(1)
-            self._found_events_file(json.loads(value) if value.startswith('"') else value)
 
     def _found_events_file(self, path: str) -> None:
         with self._lock:
@@ -71,21 +59,16 @@ class Progress:
             return
         complete = chunk[: chunk.rfind(b"\n") + 1]  # never half a line
         self._events_offset += len(complete)
-        for raw in complete.splitlines():
-            try:
-                event = json.loads(raw)
-            except ValueError:
+        for line in complete.splitlines():
+            record = records.parse_line(line)
+            if record is None:
                 continue
-            if not isinstance(event, dict):
-                continue
-            raw_data = event.get("data")
-            data = raw_data if isinstance(raw_data, dict) else {}
-            kind = event.get("type")
-            if kind == "user.message":
+            kind = records.event_type(record)
+            if kind == records.USER_MESSAGE:
                 self.turns += 1
-            elif kind == "tool.execution_start":
-                self.current_tool = str(data.get("toolName") or "tool")
-            elif kind == "tool.execution_complete":
+            elif kind == records.TOOL_EXECUTION_START:
+                self.current_tool = str(records.event_data(record).get("toolName") or "tool")
+            elif kind == records.TOOL_EXECUTION_COMPLETE:
                 self.current_tool = None
 
 

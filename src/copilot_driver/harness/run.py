@@ -26,14 +26,15 @@ from types import FrameType
 from typing import IO
 
 from copilot_driver import processes
-from copilot_driver.driver.config import resolve_session_state_base_dir
+from copilot_driver.env import SERVER_ARGS, session_state_base_dir
+from copilot_driver.exit_codes import ExitCode, from_returncode
 from copilot_driver.harness.environment import (
     driver_environment,
     new_connection_token,
     sidecar_arguments,
 )
 from copilot_driver.harness.progress import Progress, StatusLine
-from copilot_driver.permissions.config import SERVER_ARGS_VARIABLE, ServerArgsError
+from copilot_driver.permissions.config import ServerArgsError
 from copilot_driver.redaction import Redactor
 from copilot_driver.sidecar import Sidecar, SidecarError, locate_copilot_cli
 
@@ -43,14 +44,6 @@ DRIVER_STOP_GRACE_S = 20.0
 SIDECAR_DEATH_GRACE_S = 5.0
 """After the sidecar dies, how long the driver may take to notice by itself."""
 SIDECAR_STOP_GRACE_S = 5.0
-
-
-class HarnessExit:
-    """The harness's own exit codes; otherwise it exits with the driver's."""
-
-    USAGE = 2
-    SIDECAR_START_FAILED = 4
-    SIDECAR_DIED = 5
 
 
 @dataclass(frozen=True)
@@ -85,29 +78,27 @@ class Harness:
             binary = locate_copilot_cli(self.options.copilot, self.env)
         except SidecarError as error:
             self._error(str(error))
-            return HarnessExit.USAGE
+            return ExitCode.CONFIG
         token = new_connection_token()
         self._redactor = Redactor([token])
         if self.env.get("GITHUB_ACTIONS", "").lower() == "true":
             # The runner masks the value in every later log line.
             self.stdout.write(f"::add-mask::{token}\n")
             self.stdout.flush()
-        base = resolve_session_state_base_dir(self.env, Path.cwd())
+        base = session_state_base_dir(self.env, Path.cwd())
         started = time.time()
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         try:
             base.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             self._error(f"cannot create the session state folder {base}: {error.strerror}")
-            return HarnessExit.USAGE
+            return ExitCode.CONFIG
         log_path = base / f"sidecar-{stamp}-{os.getpid()}.log"
         try:
-            extra_args, asked_port, log_level = sidecar_arguments(
-                self.env.get(SERVER_ARGS_VARIABLE)
-            )
+            extra_args, asked_port, log_level = sidecar_arguments(self.env.get(SERVER_ARGS.name))
         except ServerArgsError as error:
             self._error(str(error))
-            return HarnessExit.USAGE
+            return ExitCode.CONFIG
         port = self.options.port if self.options.port is not None else (asked_port or 0)
 
         previous = self._install_signal_handlers()
@@ -126,7 +117,7 @@ class Harness:
                 )
             except SidecarError as error:
                 self._error(f"the Copilot CLI sidecar could not start: {error}")
-                return HarnessExit.SIDECAR_START_FAILED
+                return ExitCode.SIDECAR_START_FAILED
             try:
                 code = self._run_driver(sidecar, token)
             finally:
@@ -154,7 +145,7 @@ class Harness:
             )
         except OSError as error:
             self._error(f"cannot start the driver {self.options.driver_command[0]}: {error}")
-            return HarnessExit.USAGE
+            return ExitCode.CONFIG
         assert driver.stderr is not None
         tee = threading.Thread(target=self._tee, args=(driver.stderr,), daemon=True)
         tee.start()
@@ -179,16 +170,14 @@ class Harness:
                 driver.wait(0.05)
         tee.join(5)
 
-        code = driver.returncode
-        if code < 0:
-            code = 128 - code  # killed by signal N: the shell's 128 + N
+        code = from_returncode(driver.returncode)
         if sidecar_died_at is not None:
             self._error(
                 f"the Copilot CLI sidecar exited with status {sidecar.process.returncode} "
                 f"while the driver was running (driver exit status {code}); its last output:\n"
                 f"{sidecar.tail() or '(none)'}"
             )
-            return HarnessExit.SIDECAR_DIED
+            return ExitCode.SIDECAR_DIED
         return code
 
     def _tee(self, stream: IO[str]) -> None:
@@ -211,7 +200,7 @@ class Harness:
             self._append_step_summary(Path(summary), events)
 
     def _append_step_summary(self, summary: Path, events: Path) -> None:
-        from copilot_driver.timeline import load_timeline, render_markdown
+        from copilot_driver.report import load_timeline, render_markdown
 
         try:
             report = render_markdown(load_timeline(events))

@@ -31,10 +31,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-EXPLICIT_VARIABLE = "GH_AW_COPILOT_SDK_PERMISSIONS"
-SERVER_ARGS_VARIABLE = "GH_AW_COPILOT_SDK_SERVER_ARGS"
+from copilot_driver import env as contract
+
+EXPLICIT_VARIABLE = contract.PERMISSIONS.name
+SERVER_ARGS_VARIABLE = contract.SERVER_ARGS.name
 _EXPLICIT_KEYS = frozenset({"allowAllTools", "allowedTools", "deniedTools"})
-_FLAGS_WITH_VALUES = ("--allow-tool", "--deny-tool")
+POLICY_VALUE_FLAGS = ("--allow-tool", "--deny-tool")
+"""The policy's flags that take the next argument as their value, whatever it looks like."""
 _SERVER_ARGS_EXAMPLE = '["--allow-tool","shell(git:*)","--allow-tool","write"]'
 
 Mode = Literal["allow-all", "unrestricted", "scoped"]
@@ -152,10 +155,18 @@ def read_server_args(raw: str | None) -> list[str] | None:
                 _problem(f"is not a JSON array of strings: element {index} is {_json_type(arg)}")
             )
     for index, arg in enumerate(args):
-        if arg in _FLAGS_WITH_VALUES and index + 1 == len(args):
+        if arg not in POLICY_VALUE_FLAGS:
+            continue
+        if index + 1 == len(args):
             raise ServerArgsError(
                 f"{SERVER_ARGS_VARIABLE} ends with {arg}, which needs a value: "
                 f'add the rule after it, e.g. "{arg}", "shell(git:*)"'
+            )
+        if args[index + 1].startswith("--"):
+            # The sidecar would take the flag as the rule: refused, never guessed.
+            raise ServerArgsError(
+                f"{SERVER_ARGS_VARIABLE}: {arg} is followed by {args[index + 1][:40]!r}, "
+                f'a flag, not a rule: put the rule after it, e.g. "{arg}", "shell(git:*)"'
             )
     return list(args)
 

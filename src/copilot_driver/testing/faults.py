@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import os
 import signal
 import subprocess
@@ -28,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from copilot_driver import LOG_PREFIX
+from copilot_driver import LOG_PREFIX, records
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
 from copilot_driver.testing.fixtures import DRIVER_COMMAND, parse_log
 
@@ -120,15 +119,12 @@ def check_events_file(path: Path) -> list[dict[str, Any]]:
     """Every line of `path` is a JSON object, the last one included."""
     data = path.read_bytes()
     assert not data or data.endswith(b"\n"), f"{path}: the last line is cut"
-    records = []
+    found = []
     for number, line in enumerate(data.decode("utf-8").splitlines(), 1):
-        try:
-            record = json.loads(line)
-        except ValueError as error:
-            raise AssertionError(f"{path}:{number} is not JSON: {error}") from None
-        assert isinstance(record, dict), f"{path}:{number} is not an object"
-        records.append(record)
-    return records
+        record = records.parse_line(line)
+        assert record is not None, f"{path}:{number} is not a JSON object: {line[:300]!r}"
+        found.append(record)
+    return found
 
 
 @dataclass(frozen=True)

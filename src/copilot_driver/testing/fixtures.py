@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from copilot_driver.logs import read_json_entry
 from copilot_driver.sidecar import SidecarError, locate_copilot_cli
 from copilot_driver.testing.codex import CodexNotFoundError, locate_codex
 from copilot_driver.testing.environment import (
@@ -163,14 +164,7 @@ class DriverRun:
 
 def parse_log(stderr: str) -> list[dict[str, Any]]:
     """The JSON log entries in `stderr` (other lines are ignored)."""
-    entries = []
-    for line in stderr.splitlines():
-        if line.startswith("{"):
-            try:
-                entries.append(json.loads(line))
-            except ValueError:
-                continue
-    return entries
+    return [entry for line in stderr.splitlines() if (entry := read_json_entry(line)) is not None]
 
 
 class DriverRunner:

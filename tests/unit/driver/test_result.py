@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from pathlib import Path
 
 import pytest
 
 from copilot_driver.driver import result as result_module
+from copilot_driver.driver.result import SessionResult, write_result
 from copilot_driver.redaction import Redactor
-from copilot_driver.driver.result import ExitCode, SessionResult, write_result
 
 SECRET = "conn-token-8d41f0a2b7c9e3"
 
@@ -121,18 +120,3 @@ def test_write_result_failure_keeps_the_old_file_and_leaves_no_temp_file(
         write_result(path, SessionResult(0, "new", 7), Redactor([]))
     assert json.loads(path.read_text(encoding="utf-8")) == {"old": True}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"], "temp file left"
-
-
-def test_exit_code_values() -> None:
-    assert ExitCode.OK == 0
-    assert ExitCode.FAILURE == 1
-    assert ExitCode.CONFIG == 2
-    assert ExitCode.TOOL_DENIALS == 3
-    assert ExitCode.SEND_TIMEOUT == 124
-    assert {int(code) for code in ExitCode} == {0, 1, 2, 3, 124}
-
-
-def test_exit_code_for_signal() -> None:
-    assert ExitCode.for_signal(15) == 143
-    assert ExitCode.for_signal(signal.SIGTERM) == 143
-    assert ExitCode.for_signal(signal.SIGINT) == 130

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from copilot_driver.env import GITHUB_CREDENTIALS
 from copilot_driver.harness.environment import (
-    GITHUB_CREDENTIAL_VARIABLES,
     driver_environment,
     new_connection_token,
     send_timeout_from_minutes,
@@ -37,7 +37,7 @@ BASE = {
 def test_t_csd_008_the_driver_environment_holds_no_github_credential() -> None:
     """T-CSD-008 (harness side, spec 3.4): platform tokens never reach the driver."""
     env = driver_environment(BASE, sdk_uri="http://127.0.0.1:4000", token="t" * 64)
-    for name in GITHUB_CREDENTIAL_VARIABLES:
+    for name in GITHUB_CREDENTIALS:
         assert name not in env
     assert not any(value.startswith(("ghs_", "gho_", "github_pat_")) for value in env.values())
     assert env["PATH"] == "/usr/bin"
@@ -206,7 +206,14 @@ def test_the_harness_and_the_driver_read_the_arguments_the_same_way(raw: str) ->
     )
 )
 def test_owned_flags_never_survive(args: list[str]) -> None:
-    assume(not args or args[-1] not in ("--allow-tool", "--deny-tool"))  # refused (above)
+    # A policy flag without its rule (last, or followed by a flag) is refused (above).
+    assume(
+        not any(
+            arg in ("--allow-tool", "--deny-tool")
+            and (index + 1 == len(args) or args[index + 1].startswith("--"))
+            for index, arg in enumerate(args)
+        )
+    )
     kept, _, _ = sidecar_arguments(json.dumps(args))
     for flag in ("--headless", "--no-auto-update", "--port", "--log-level"):
         assert not any(arg == flag or arg.startswith(flag + "=") for arg in kept)

@@ -23,6 +23,7 @@ from copilot_driver.permissions.config import (
     ServerArgsError,
     parse_explicit,
     parse_server_args,
+    read_server_args,
     resolve_permissions,
 )
 
@@ -466,3 +467,13 @@ def test_github_actions(
     if raw is not None:
         env["GITHUB_ACTIONS"] = raw
     assert load_config(env, cwd=tmp_path).github_actions is expected
+
+
+@pytest.mark.parametrize(
+    "args", [["--allow-tool", "--port"], ["--deny-tool", "--allow-all-tools", "x"]]
+)
+def test_a_policy_flag_followed_by_a_flag_is_refused(args: list[str]) -> None:
+    """The sidecar would take the flag as the rule: neither the harness nor the driver
+    guesses which was meant."""
+    with pytest.raises(ServerArgsError, match="a flag, not a rule"):
+        read_server_args(json.dumps(args))

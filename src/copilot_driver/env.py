@@ -1,0 +1,229 @@
+"""The environment contract: every variable the package reads, in one table.
+
+The table drives the driver's configuration parser (names, required values
+and what to do when one is missing), `copilot-driver --help`, the secrets
+every redactor masks, and the README's table of variables (a test keeps the
+README in sync with `markdown_table()`). Pure and import-light: the CLI reads
+it before anything heavy is loaded.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+LogLevel = Literal["none", "error", "warning", "info", "debug", "all"]
+LogFormat = Literal["json", "text"]
+LOG_LEVELS: tuple[LogLevel, ...] = ("none", "error", "warning", "info", "debug", "all")
+DEFAULT_LOG_LEVEL: LogLevel = "warning"
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    summary: str
+    """One line for `--help`."""
+    rule: str
+    """The full rule, for the README's table."""
+    required: bool = False
+    when_missing: str = ""
+    """For a required variable: what to set it to, said after "NAME is not set: "."""
+    secret: bool = False
+    """Masked in every log, event, output and error; never echoed."""
+
+
+PROMPT = Variable(
+    "GH_AW_PROMPT",
+    "path of the prompt file (required)",
+    "required; path of a readable regular file (a FIFO or directory is refused without "
+    "blocking), UTF-8 (a BOM is dropped) with no NUL byte, not empty or blank",
+    required=True,
+    when_missing="set it to the path of the prompt file",
+)
+SDK_URI = Variable(
+    "COPILOT_SDK_URI",
+    "sidecar address: PORT, HOST:PORT, http://HOST:PORT (required)",
+    "required; `PORT` (means `127.0.0.1:PORT`), `HOST:PORT`, `[IPv6]:PORT` or "
+    "`http(s)://HOST:PORT`",
+    required=True,
+    when_missing="set it to the sidecar's address (PORT, HOST:PORT or http://HOST:PORT)",
+)
+CONNECTION_TOKEN = Variable(
+    "COPILOT_CONNECTION_TOKEN",
+    "per-run token shared with the sidecar (required, secret)",
+    "required, non-blank; the only credential the driver uses; never logged or echoed",
+    required=True,
+    when_missing="the harness must pass the sidecar's per-run connection token to the driver",
+    secret=True,
+)
+MODEL = Variable(
+    "COPILOT_MODEL",
+    "model name (required)",
+    "required, non-blank (the spec requires it; the reference driver does not)",
+    required=True,
+    when_missing="set it to the model name (e.g. gpt-4.1)",
+)
+SEND_TIMEOUT_MS = Variable(
+    "COPILOT_SDK_SEND_TIMEOUT_MS",
+    "send timeout in ms (default 600000)",
+    "whole milliseconds from 1 to 2147483647 (surrounding spaces allowed); anything else "
+    "(unset, `0`, `-1`, `1.5`, `1e3`, `0x10`, larger values) means 600000, with a "
+    "`config.fallback` warning when a value was ignored. The SDK takes seconds; the driver "
+    "converts",
+)
+LOG_LEVEL = Variable(
+    "COPILOT_SDK_LOG_LEVEL",
+    "none|error|warning|info|debug|all (default warning)",
+    "`none error warning info debug all` (any case); anything else means `warning` (with a "
+    "`config.fallback` warning). Passed to the SDK client; at `debug`/`all` the SDK's own log "
+    "and the driver's debug entries are shown, below that the SDK's logger is silenced (it "
+    "prints tracebacks for expected fallbacks). Lifecycle, denial and error entries are audit "
+    "records and are written at every level",
+)
+LOG_FORMAT = Variable(
+    "COPILOT_DRIVER_LOG_FORMAT",
+    "json|text (default json)",
+    "`json` (default) or `text`; anything else means `json` with a warning",
+)
+WORKSPACE = Variable(
+    "GITHUB_WORKSPACE",
+    "working directory of the session (default: current)",
+    "working directory of the client and the session when set (must be a directory); else "
+    "the current directory",
+)
+SESSION_STATE_BASE_DIR = Variable(
+    "GH_AW_SESSION_STATE_BASE_DIR",
+    "folder of <sessionId>/events.jsonl and result.json",
+    "base folder of the events and result files; default "
+    "`$TMPDIR/gh-aw/sandbox/agent/logs/copilot-session-state`",
+)
+SERVER_ARGS = Variable(
+    "GH_AW_COPILOT_SDK_SERVER_ARGS",
+    "sidecar args (JSON array); its --allow-tool, --deny-tool flags: the policy",
+    "the sidecar's CLI arguments as a JSON array of strings; its `--allow-all-tools`, "
+    "`--allow-tool VALUE` and `--deny-tool VALUE` flags are the permission policy (see "
+    "below). Unset, blank, or without those flags: no configuration. Set but anything else "
+    "(single quotes, a trailing comma, a number inside, a flag without its value) is a "
+    'configuration error that says what is wrong, never "no configuration" (which would '
+    "approve every request). The harness reads it with the same parser and refuses the same "
+    "values before starting the sidecar",
+)
+PERMISSIONS = Variable(
+    "GH_AW_COPILOT_SDK_PERMISSIONS",
+    'explicit policy {"allowAllTools", "allowedTools", "deniedTools"}',
+    'an explicit policy `{"allowAllTools": bool, "allowedTools": [str, ...], "deniedTools": '
+    "[str, ...]}`; takes precedence when set; invalid JSON, a wrong type or an unknown key is "
+    "a configuration error (a policy someone wrote is never widened to allow-all)",
+)
+MAX_TOOL_DENIALS = Variable(
+    "GH_AW_MAX_TOOL_DENIALS",
+    "stop the session after this many denials (default 5)",
+    "the tool-denials guard: a positive whole number, default 5 (anything else means 5, with "
+    "a warning)",
+)
+GITHUB_ACTIONS = Variable(
+    "GITHUB_ACTIONS",
+    "true: denials and unusable rules are also Actions annotations",
+    "`true`: each denial, and each rule that can never match, is also a GitHub Actions "
+    "warning annotation (on stderr)",
+)
+PROVIDER_BASE_URL = Variable(
+    "COPILOT_PROVIDER_BASE_URL",
+    "optional bring-your-own-model provider: its base URL",
+    "optional bring-your-own-model provider for the session (the names the Copilot CLI "
+    "documents): its `http(s)://` base URL. Setting the other `COPILOT_PROVIDER_*` variables "
+    "without it is an error",
+)
+PROVIDER_TYPE = Variable(
+    "COPILOT_PROVIDER_TYPE",
+    "the provider's type: openai (default), azure, anthropic",
+    "the provider's type: `openai` (default), `azure` or `anthropic`",
+)
+PROVIDER_WIRE_API = Variable(
+    "COPILOT_PROVIDER_WIRE_API",
+    "the provider's API: completions, responses",
+    "the provider's API: `completions` or `responses`",
+)
+PROVIDER_API_KEY = Variable(
+    "COPILOT_PROVIDER_API_KEY",
+    "the provider's key (secret)",
+    "the provider's key: a secret like the token (at most 4096 characters, no whitespace)",
+    secret=True,
+)
+
+DRIVER_VARIABLES: tuple[Variable, ...] = (
+    PROMPT,
+    SDK_URI,
+    CONNECTION_TOKEN,
+    MODEL,
+    SEND_TIMEOUT_MS,
+    LOG_LEVEL,
+    LOG_FORMAT,
+    WORKSPACE,
+    SESSION_STATE_BASE_DIR,
+    SERVER_ARGS,
+    PERMISSIONS,
+    MAX_TOOL_DENIALS,
+    GITHUB_ACTIONS,
+    PROVIDER_BASE_URL,
+    PROVIDER_TYPE,
+    PROVIDER_WIRE_API,
+    PROVIDER_API_KEY,
+)
+"""What the driver reads, in the order `--help` and the README list them."""
+
+DRIVER_SECRETS = tuple(variable.name for variable in DRIVER_VARIABLES if variable.secret)
+
+PLATFORM_TOKENS = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+"""The Copilot CLI's GitHub credentials, in the order it prefers them. The sidecar
+keeps them; the driver never reads them (spec 4.2)."""
+GITHUB_CREDENTIALS = (*PLATFORM_TOKENS, "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+"""Everything the CLI (and gh, whose credentials it honours) accepts as a GitHub token:
+the harness takes all of them out of the driver's environment."""
+ADAPTER_SECRETS = (*PLATFORM_TOKENS, PROVIDER_API_KEY.name, "CODEX_API_KEY", "OPENAI_API_KEY")
+"""What the agent adapters mask in everything they print."""
+
+TIMEOUT_MINUTES = "GH_AW_TIMEOUT_MINUTES"
+"""The workflow's timeout; the harness derives the driver's send timeout from it."""
+
+
+def value_of(env: Mapping[str, str], variable: Variable) -> str | None:
+    """The variable's value, stripped; None when unset or blank."""
+    value = env.get(variable.name)
+    if value is None or not value.strip():
+        return None
+    return value.strip()
+
+
+def secrets_in(env: Mapping[str, str], names: Iterable[str] = DRIVER_SECRETS) -> tuple[str, ...]:
+    """The secret values `env` holds, as given (a Redactor masks the stripped form too)."""
+    return tuple(env.get(name, "") for name in names)
+
+
+def session_state_base_dir(env: Mapping[str, str], cwd: Path) -> Path:
+    """GH_AW_SESSION_STATE_BASE_DIR, else gh-aw's default under the temp folder.
+
+    The driver writes the events file below it; the harness puts the sidecar's
+    log beside that file.
+    """
+    state_dir = value_of(env, SESSION_STATE_BASE_DIR)
+    if state_dir is not None:
+        return cwd / state_dir
+    return Path(tempfile.gettempdir()) / "gh-aw/sandbox/agent/logs/copilot-session-state"
+
+
+def usage_lines(variables: Iterable[Variable] = DRIVER_VARIABLES) -> str:
+    """The variables as `--help` lists them, one per line."""
+    rows = list(variables)
+    width = max(len(variable.name) for variable in rows) + 2
+    return "".join(f"  {variable.name:<{width}}{variable.summary}\n" for variable in rows)
+
+
+def markdown_table(variables: Iterable[Variable] = DRIVER_VARIABLES) -> str:
+    """The README's table of the driver's variables."""
+    lines = ["| variable | rule |", "|---|---|"]
+    lines += [f"| `{variable.name}` | {variable.rule} |" for variable in variables]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,88 @@
+"""The environment contract's table: the one source of names, secrets, help and docs."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from copilot_driver import env
+from copilot_driver.cli import USAGE
+from copilot_driver.driver.config import ConfigError, load_config
+from copilot_driver.env import DRIVER_VARIABLES, markdown_table
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_readme_table_is_the_contract() -> None:
+    """The README's table of variables is generated from the contract; a drift fails."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("<!-- env-table:start -->\n") + len("<!-- env-table:start -->\n")
+    end = text.index("<!-- env-table:end -->")
+    assert text[start:end] == markdown_table(), (
+        "README.md's table of variables differs from copilot_driver.env: paste "
+        "markdown_table()'s output between the env-table markers"
+    )
+
+
+def test_help_lists_every_variable_the_driver_reads() -> None:
+    for variable in DRIVER_VARIABLES:
+        assert re.search(rf"^  {variable.name} +{re.escape(variable.summary)}$", USAGE, re.M)
+
+
+def test_every_required_variable_is_reported_missing_with_its_fix() -> None:
+    required = [variable for variable in DRIVER_VARIABLES if variable.required]
+    assert [variable.name for variable in required] == [
+        "GH_AW_PROMPT",
+        "COPILOT_SDK_URI",
+        "COPILOT_CONNECTION_TOKEN",
+        "COPILOT_MODEL",
+    ]
+    try:
+        load_config({}, cwd=Path.cwd())
+    except ConfigError as error:
+        problems = error.problems
+    else:
+        raise AssertionError("an empty environment was accepted")
+    for variable in required:
+        assert f"{variable.name} is not set: {variable.when_missing}" in problems
+
+
+def test_the_secrets_are_the_token_and_the_provider_key() -> None:
+    assert env.DRIVER_SECRETS == ("COPILOT_CONNECTION_TOKEN", "COPILOT_PROVIDER_API_KEY")
+    assert env.secrets_in({"COPILOT_CONNECTION_TOKEN": " t ", "GITHUB_TOKEN": "g"}) == (" t ", "")
+
+
+def test_the_platform_tokens_are_never_driver_variables() -> None:
+    names = {variable.name for variable in DRIVER_VARIABLES}
+    assert not names & set(env.GITHUB_CREDENTIALS)
+    assert set(env.PLATFORM_TOKENS) <= set(env.GITHUB_CREDENTIALS)
+    assert set(env.PLATFORM_TOKENS) <= set(env.ADAPTER_SECRETS)
+
+
+def test_names_are_unique_and_documented() -> None:
+    names = [variable.name for variable in DRIVER_VARIABLES]
+    assert len(names) == len(set(names))
+    for variable in DRIVER_VARIABLES:
+        assert variable.summary
+        assert variable.rule
+        assert variable.required == bool(variable.when_missing)
+
+
+def test_value_of_strips_and_treats_blank_as_unset() -> None:
+    assert env.value_of({"COPILOT_MODEL": "  m  "}, env.MODEL) == "m"
+    assert env.value_of({"COPILOT_MODEL": " \t"}, env.MODEL) is None
+    assert env.value_of({}, env.MODEL) is None
+
+
+def test_session_state_base_dir_default_and_relative(tmp_path: Path) -> None:
+    assert env.session_state_base_dir({}, tmp_path).parts[-5:] == (
+        "gh-aw",
+        "sandbox",
+        "agent",
+        "logs",
+        "copilot-session-state",
+    )
+    relative = env.session_state_base_dir({"GH_AW_SESSION_STATE_BASE_DIR": "st"}, tmp_path)
+    assert relative == tmp_path / "st"
+    assert os.path.isabs(relative)

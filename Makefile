@@ -56,7 +56,8 @@ $(STRACE):
 		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace >/dev/null; }
 	test -x $@
 
-test: setup $(STRACE)
+# The gates run first: lint, format, types, then the dependency contracts.
+test: lint $(STRACE)
 	$(BIN)/python -m pytest
 
 demo: setup
@@ -79,6 +80,7 @@ lint: setup
 	$(BIN)/ruff check src tests compliance benchmarks
 	$(BIN)/ruff format --check src tests compliance benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .cache

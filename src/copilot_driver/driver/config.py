@@ -157,10 +157,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
 
     model = required(contract.MODEL)
     if model is not None and (len(model) > MAX_MODEL_CHARS or not model.isprintable()):
-        problems.append(
-            f"{contract.MODEL.name}={quote(model)!r} is not a model name (at most "
-            f"{MAX_MODEL_CHARS} printable characters, e.g. gpt-4.1)"
-        )
+        problems.append(_not_a_model_name(quote(model)))
 
     send_timeout_ms = parse_send_timeout_ms(
         env.get(contract.SEND_TIMEOUT_MS.name), notices, quote=quote
@@ -169,20 +166,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     log_format = parse_log_format(env.get(contract.LOG_FORMAT.name), notices, quote=quote)
 
     base = cwd if cwd is not None else Path.cwd()
-    working_directory = base
-    workspace = value_of(env, contract.WORKSPACE)
-    if workspace is not None:
-        try:
-            working_directory = (base / workspace).resolve()
-            usable = working_directory.is_dir()
-            why = "is not a directory"
-        except OSError as error:  # a name too long, a loop of links...
-            usable, why = False, f"cannot be used ({error.strerror or error})"
-        if not usable:
-            problems.append(
-                f"{contract.WORKSPACE.name} {why}: {quote(workspace, _PATH_CHARS)}: "
-                "set it to the checkout the agent works in, or unset it"
-            )
+    working_directory = _working_directory(value_of(env, contract.WORKSPACE), base, quote, problems)
 
     provider = None
     try:
@@ -221,6 +205,33 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         github_actions=env.get(contract.GITHUB_ACTIONS.name, "").strip().lower() == "true",
         notices=tuple(notices),
     )
+
+
+def _not_a_model_name(quoted: str) -> str:
+    return (
+        f"{contract.MODEL.name}={quoted!r} is not a model name (at most "
+        f"{MAX_MODEL_CHARS} printable characters, e.g. gpt-4.1)"
+    )
+
+
+def _working_directory(
+    workspace: str | None, base: Path, quote: Quote, problems: list[str]
+) -> Path:
+    """GITHUB_WORKSPACE resolved against `base`, or `base` when unset."""
+    if workspace is None:
+        return base
+    try:
+        working_directory = (base / workspace).resolve()
+        usable = working_directory.is_dir()
+        why = "is not a directory"
+    except OSError as error:  # a name too long, a loop of links...
+        usable, why = False, f"cannot be used ({error.strerror or error})"
+    if not usable:
+        problems.append(
+            f"{contract.WORKSPACE.name} {why}: {quote(workspace, _PATH_CHARS)}: "
+            "set it to the checkout the agent works in, or unset it"
+        )
+    return working_directory if usable else base
 
 
 def environment_secrets(env: Mapping[str, str]) -> tuple[str, ...]:

@@ -92,58 +92,72 @@ def sed_refusal(args: tuple[str, ...]) -> str | None:
 
 def _sed_scripts(args: tuple[str, ...]) -> list[str]:
     """The scripts of a sed command line (`-e` values, else the first operand)."""
-    scripts: list[str] = []
-    operands: list[str] = []
-    index = 0
+    return _SedCommandLine(args).scripts()
 
-    def value(option: str) -> str:
-        nonlocal index
-        if index >= len(args):
-            raise _RefusedError(f"sed's `{option}` has no value")
-        index += 1
-        return args[index - 1]
 
-    while index < len(args):
-        arg = args[index]
-        index += 1
-        if arg == "--":
-            operands += args[index:]
-            break
-        if arg.startswith("--"):
-            given, has_value, attached = arg[2:].partition("=")
-            name = resolve_long_option(given, SED_LONG)
-            if name is None:
-                raise _RefusedError(f"`{arg}` is not an option of sed the policy knows")
-            if name == "file":
-                raise _RefusedError(f"`{arg}` {_SCRIPT_IN_A_FILE}")
-            if name == "in-place" and attached:
-                raise _RefusedError(f"`{arg}` writes a backup file named by its suffix")
-            if name == "expression":
-                scripts.append(attached if has_value else value(arg))
-            elif SED_LONG[name] == "value" and not has_value:
-                value(arg)
-            continue
-        if arg.startswith("-") and arg != "-":
-            for position, letter in enumerate(arg[1:], 2):
-                rest = arg[position:]
-                if letter in SED_FLAGS:
-                    continue
-                if letter == "e":
-                    scripts.append(rest or value(arg))
-                elif letter == "f":
-                    raise _RefusedError(f"`{arg}` {_SCRIPT_IN_A_FILE}")
-                elif letter == "i" and rest:
-                    raise _RefusedError(f"`{arg}` writes a backup file named by its suffix")
-                elif letter == "l" and not rest:
-                    value(arg)
-                elif letter not in "il":
-                    raise _RefusedError(f"`{arg}` is not an option of sed the policy knows")
+class _SedCommandLine:
+    """sed's arguments, read the way sed reads them; an option it does not know is refused."""
+
+    def __init__(self, args: tuple[str, ...]) -> None:
+        self.args = args
+        self.index = 0
+        self.found: list[str] = []
+
+    def scripts(self) -> list[str]:
+        operands: list[str] = []
+        while self.index < len(self.args):
+            arg = self.args[self.index]
+            self.index += 1
+            if arg == "--":
+                operands += self.args[self.index :]
                 break
-            continue
-        operands.append(arg)
-    if not scripts and operands:
-        scripts.append(operands[0])
-    return scripts
+            if arg.startswith("--"):
+                self._long_option(arg)
+            elif arg.startswith("-") and arg != "-":
+                self._short_options(arg)
+            else:
+                operands.append(arg)
+        if not self.found and operands:
+            self.found.append(operands[0])
+        return self.found
+
+    def _value(self, option: str) -> str:
+        if self.index >= len(self.args):
+            raise _RefusedError(f"sed's `{option}` has no value")
+        self.index += 1
+        return self.args[self.index - 1]
+
+    def _long_option(self, arg: str) -> None:
+        given, has_value, attached = arg[2:].partition("=")
+        name = resolve_long_option(given, SED_LONG)
+        if name is None:
+            raise _RefusedError(f"`{arg}` is not an option of sed the policy knows")
+        if name == "file":
+            raise _RefusedError(f"`{arg}` {_SCRIPT_IN_A_FILE}")
+        if name == "in-place" and attached:
+            raise _RefusedError(f"`{arg}` writes a backup file named by its suffix")
+        if name == "expression":
+            self.found.append(attached if has_value else self._value(arg))
+        elif SED_LONG[name] == "value" and not has_value:
+            self._value(arg)
+
+    def _short_options(self, arg: str) -> None:
+        """A bundle such as `-ne 'p'`: flags, then at most one option that takes the rest."""
+        for position, letter in enumerate(arg[1:], 2):
+            rest = arg[position:]
+            if letter in SED_FLAGS:
+                continue
+            if letter == "e":
+                self.found.append(rest or self._value(arg))
+            elif letter == "f":
+                raise _RefusedError(f"`{arg}` {_SCRIPT_IN_A_FILE}")
+            elif letter == "i" and rest:
+                raise _RefusedError(f"`{arg}` writes a backup file named by its suffix")
+            elif letter == "l" and not rest:
+                self._value(arg)
+            elif letter not in "il":
+                raise _RefusedError(f"`{arg}` is not an option of sed the policy knows")
+            return
 
 
 class _SedScript:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from copilot_driver.driver.config import DriverConfig
@@ -46,6 +46,7 @@ from copilot_driver.driver.stop import (
     StopRequests,
     ToolDenialsExceededError,
 )
+from copilot_driver.driver.tasks import StepAbandonedError, bounded, run_to_the_end
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.handler import (
@@ -331,18 +332,12 @@ class Lifecycle:
             await self._bounded("stop the client", client.stop(), STOP_TIMEOUT_S)
 
     async def _bounded(self, what: str, step: Awaitable[Any], timeout: float) -> None:
-        """Run one cleanup step for at most `timeout`. A step still running then is
-        cancelled and abandoned: a call that does not take its cancellation (a stalled
-        SDK request) must not hold the rest of the cleanup or the exit."""
-        task = asyncio.ensure_future(step)
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-        if not done:
-            task.cancel()
-            task.add_done_callback(_settled_quietly)
+        """One cleanup step, abandoned at its deadline (see `tasks.bounded`)."""
+        try:
+            await bounded(step, timeout)
+        except StepAbandonedError:
             self.log.warning("cleanup.timeout", f"could not {what} within {timeout:g}s")
-            return
-        error = None if task.cancelled() else task.exception()
-        if error is not None:  # cleanup is best effort; the outcome is already known
+        except Exception as error:  # cleanup is best effort; the outcome is already known
             self.log.debug("cleanup.failed", f"could not {what}: {error}")
 
     def _write_result(self, result: SessionResult) -> str | None:
@@ -368,7 +363,7 @@ def run_driver(config: DriverConfig) -> int:
         return await Lifecycle(config, log, redactor, stop).run()
 
     try:
-        result = _run_to_the_end(main())
+        result = run_to_the_end(main(), SHUTDOWN_TIMEOUT_S)
     except Exception as error:  # a bug in the driver itself: still one clear line
         log.error("error", f"unhandled driver error: {type(error).__name__}: {error}")
         return int(ExitCode.FAILURE)
@@ -376,42 +371,6 @@ def run_driver(config: DriverConfig) -> int:
         sys.stdout.write(redactor.text(result.output).rstrip("\n") + "\n")
         sys.stdout.flush()
     return result.exit_code
-
-
-def _run_to_the_end(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run`, except that leftover tasks get a bounded time to end.
-
-    `asyncio.run` cancels what is still running and then waits for all of it;
-    an abandoned SDK call that does not take its cancellation would hold the
-    exit forever. Here such a task is dropped with the loop after
-    SHUTDOWN_TIMEOUT_S, and the late failures of abandoned calls are read, so
-    none is reported as unhandled.
-    """
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        return loop.run_until_complete(main)
-    finally:
-        try:
-            leftovers = asyncio.all_tasks(loop)
-            for task in leftovers:
-                task.cancel()
-            if leftovers:
-                loop.run_until_complete(asyncio.wait(leftovers, timeout=SHUTDOWN_TIMEOUT_S))
-            for task in leftovers:
-                if task.done():
-                    _settled_quietly(task)
-                else:  # it ignored its cancellation: dropped with the loop, silently
-                    task._log_destroy_pending = False  # type: ignore[attr-defined]
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()
-
-
-def _settled_quietly(task: asyncio.Future[Any]) -> None:
-    """Read an abandoned task's outcome: its late failure is expected, not unhandled."""
-    if not task.cancelled():
-        task.exception()
 
 
 def _reply_text(reply: Any) -> str:

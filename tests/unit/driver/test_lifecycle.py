@@ -19,6 +19,7 @@ from copilot_driver.driver import lifecycle as driver_module
 from copilot_driver.driver.config import DriverConfig
 from copilot_driver.driver.lifecycle import Lifecycle
 from copilot_driver.driver.stop import StopRequests
+from copilot_driver.driver.tasks import run_to_the_end
 from copilot_driver.logs import configure_logging
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.redaction import Redactor
@@ -161,7 +162,7 @@ def run_lifecycle(
             asyncio.get_running_loop().call_later(signal_after, stop.request, signal.SIGTERM)
         return await Lifecycle(config, log, redactor, stop).run()
 
-    result = driver_module._run_to_the_end(main())
+    result = run_to_the_end(main(), driver_module.SHUTDOWN_TIMEOUT_S)
     entries = [json.loads(line) for line in stream.getvalue().splitlines()]
     return result, calls, entries
 

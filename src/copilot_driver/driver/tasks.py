@@ -1,0 +1,68 @@
+"""Waiting with a deadline that is kept even when a task is not.
+
+A stalled SDK request may ignore its cancellation; neither a cleanup step nor
+the process exit may wait for it. A task given up on is abandoned, and its
+late failure is read so it is never reported as unhandled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class StepAbandonedError(Exception):
+    """The step did not finish within its deadline; it was cancelled and left behind."""
+
+
+async def bounded(step: Awaitable[Any], timeout: float) -> None:
+    """Await `step` for at most `timeout`, then cancel and abandon it
+    (StepAbandonedError). Its own failure is raised; its cancellation is not."""
+    task = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if not done:
+        task.cancel()
+        task.add_done_callback(settled_quietly)
+        raise StepAbandonedError
+    error = None if task.cancelled() else task.exception()
+    if error is not None:
+        raise error
+
+
+def run_to_the_end(main: Coroutine[Any, Any, T], shutdown_timeout: float) -> T:
+    """`asyncio.run`, except that leftover tasks get a bounded time to end.
+
+    `asyncio.run` cancels what is still running and then waits for all of it;
+    an abandoned SDK call that does not take its cancellation would hold the
+    exit forever. Here such a task is dropped with the loop after
+    `shutdown_timeout`, and the late failures of abandoned calls are read, so
+    none is reported as unhandled.
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            leftovers = asyncio.all_tasks(loop)
+            for task in leftovers:
+                task.cancel()
+            if leftovers:
+                loop.run_until_complete(asyncio.wait(leftovers, timeout=shutdown_timeout))
+            for task in leftovers:
+                if task.done():
+                    settled_quietly(task)
+                else:  # it ignored its cancellation: dropped with the loop, silently
+                    task._log_destroy_pending = False  # type: ignore[attr-defined]
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def settled_quietly(task: asyncio.Future[Any]) -> None:
+    """Read an abandoned task's outcome: its late failure is expected, not unhandled."""
+    if not task.cancelled():
+        task.exception()

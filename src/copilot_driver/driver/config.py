@@ -34,6 +34,7 @@ DEFAULT_SEND_TIMEOUT_MS = 600_000
 DEFAULT_MAX_TOOL_DENIALS = 5
 MAX_SEND_TIMEOUT_MS = 2**31 - 1
 """Larger values are treated as absurd (the largest timer a Node driver can set)."""
+MAX_TOOL_DENIALS = 999_999_999
 
 PROVIDER_TYPES = ("openai", "azure", "anthropic")
 PROVIDER_WIRE_APIS = ("completions", "responses")
@@ -324,35 +325,50 @@ def _port(text: str, quote: Quote) -> int:
 
 def parse_send_timeout_ms(raw: str | None, notices: list[str], *, quote: Quote = _shorten) -> int:
     """A positive integer number of milliseconds, else the default (spec 4.3)."""
-    if raw is None or raw == "":
-        return DEFAULT_SEND_TIMEOUT_MS
-    value = raw.strip().lstrip("0") or "0"  # `00042` is 42, as the reference reads it
-    # The length check comes first: int() refuses strings of thousands of digits.
-    if (
-        len(value) <= len(str(MAX_SEND_TIMEOUT_MS))
-        and _POSITIVE_INT.fullmatch(value)
-        and int(value) <= MAX_SEND_TIMEOUT_MS
-    ):
-        return int(value)
-    notices.append(
-        f"COPILOT_SDK_SEND_TIMEOUT_MS={quote(raw)!r} is not a positive whole number of "
-        f"milliseconds up to {MAX_SEND_TIMEOUT_MS}; using {DEFAULT_SEND_TIMEOUT_MS}"
+    return _positive_whole_number(
+        raw,
+        contract.SEND_TIMEOUT_MS.name,
+        what="a positive whole number of milliseconds",
+        limit=MAX_SEND_TIMEOUT_MS,
+        default=DEFAULT_SEND_TIMEOUT_MS,
+        notices=notices,
+        quote=quote,
     )
-    return DEFAULT_SEND_TIMEOUT_MS
 
 
 def parse_max_tool_denials(raw: str | None, notices: list[str], *, quote: Quote = _shorten) -> int:
     """A positive whole number, else the default 5 (with a notice)."""
-    if raw is None or raw == "":
-        return DEFAULT_MAX_TOOL_DENIALS
-    value = raw.strip().lstrip("0") or "0"
-    if len(value) <= 9 and _POSITIVE_INT.fullmatch(value):
-        return int(value)
-    notices.append(
-        f"GH_AW_MAX_TOOL_DENIALS={quote(raw)!r} is not a positive whole number up to "
-        f"999999999; using {DEFAULT_MAX_TOOL_DENIALS}"
+    return _positive_whole_number(
+        raw,
+        contract.MAX_TOOL_DENIALS.name,
+        what="a positive whole number",
+        limit=MAX_TOOL_DENIALS,
+        default=DEFAULT_MAX_TOOL_DENIALS,
+        notices=notices,
+        quote=quote,
     )
-    return DEFAULT_MAX_TOOL_DENIALS
+
+
+def _positive_whole_number(
+    raw: str | None,
+    name: str,
+    *,
+    what: str,
+    limit: int,
+    default: int,
+    notices: list[str],
+    quote: Quote,
+) -> int:
+    """`raw` as a whole number from 1 to `limit`; unset or blank means `default`, and
+    anything else means `default` with a notice."""
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lstrip("0") or "0"  # `00042` is 42, as the reference reads it
+    # The length check comes first: int() refuses strings of thousands of digits.
+    if len(value) <= len(str(limit)) and _POSITIVE_INT.fullmatch(value) and int(value) <= limit:
+        return int(value)
+    notices.append(f"{name}={quote(raw)!r} is not {what} up to {limit}; using {default}")
+    return default
 
 
 def parse_log_level(raw: str | None, notices: list[str], *, quote: Quote = _shorten) -> LogLevel:

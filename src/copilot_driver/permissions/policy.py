@@ -28,15 +28,15 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from copilot_driver.formatting import shorten
 from copilot_driver.permissions.advice import RuleProblem, rule_problems, shell_rule_problem
 from copilot_driver.permissions.bash import Command, ShellParseError, parse_command
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.shell import ShellDenyRules, ShellRules
+from copilot_driver.permissions.summary import summarise
 
 DENIAL_FEEDBACK = "Tool invocation is not allowed by workflow tool permissions."
-SUMMARY_CHARS = 160
 REASON_CHARS = 300
 _MCP_RULE = re.compile(r"(?P<server>[^()\s]+)\((?P<tool>[^()\s]+)\)")
 _SHELL_RULE = re.compile(r"shell\((?P<rule>.*)\)", re.DOTALL)
@@ -104,7 +104,7 @@ class Policy:
             reason = f"the policy failed to read the {kind} request ({type(error).__name__})"
         if reason is None:
             return Decision(True, kind, summary, "allowed by the workflow tool permissions")
-        return Decision(False, kind, summary, _shorten(self._mask(reason), REASON_CHARS))
+        return Decision(False, kind, summary, shorten(self._mask(reason), REASON_CHARS))
 
     def _deny_rule_reason(self, kind: str, request: Mapping[str, Any]) -> str | None:
         """Why a `--deny-tool` rule denies `request`, or None. Read broadly: a deny rule
@@ -257,50 +257,8 @@ def _runtime_disagreement(segments: list[Command], request: Mapping[str, Any]) -
     return None
 
 
-def summarise(request: Mapping[str, Any], mask: Callable[[str], str] = str) -> str:
-    """The compact request summary of denial logs (spec 6.3): never a secret.
-
-    Never raises: a malformed field shows as `?`.
-    """
-    kind = request.get("kind")
-
-    def field(key: str, transform: Callable[[str], str] = str) -> str:
-        value = request.get(key)
-        return _shorten(mask(transform(value))) if isinstance(value, str) else "?"
-
-    if kind == "shell":
-        return f"shell({field('fullCommandText')})"
-    if kind == "mcp":
-        server = field("serverName")
-        return f"mcp({server}.{field('toolName').removeprefix(server + '-')})"
-    if kind == "url":
-        return f"url({field('url', url_without_secrets)})"
-    if kind == "write":
-        return f"write({field('fileName')})"
-    if kind == "read":
-        return f"read({field('path')})"
-    if kind == "custom-tool":
-        return f"custom-tool({field('toolName')})"
-    return _shorten(mask(kind)) if isinstance(kind, str) else "unknown"
-
-
 def _text(request: Mapping[str, Any], key: str) -> str:
     value = request.get(key)
     if not isinstance(value, str):
         raise TypeError(f"{key} is not a string")
     return value
-
-
-def _shorten(text: str, limit: int = SUMMARY_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
-def url_without_secrets(url: str) -> str:
-    """Drop user info, query and fragment: they may carry credentials."""
-    try:
-        parts = urlsplit(url)
-        host = parts.netloc.rsplit("@", 1)[-1]
-        return urlunsplit((parts.scheme, host, parts.path, "", ""))
-    except ValueError:
-        return "?"

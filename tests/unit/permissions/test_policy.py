@@ -8,173 +8,32 @@ matching in depth lives in test_permissions_shell.py; here only representative c
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from copilot.session_events import (
-    PermissionRequestCustomTool,
-    PermissionRequestExtensionEnvAccess,
-    PermissionRequestExtensionManagement,
-    PermissionRequestExtensionPermissionAccess,
-    PermissionRequestHook,
-    PermissionRequestMcp,
-    PermissionRequestMemory,
-    PermissionRequestRead,
-    PermissionRequestShell,
-    PermissionRequestUrl,
-    PermissionRequestWorkflow,
-    PermissionRequestWrite,
-)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copilot_driver.permissions.bash import ShellParseError, parse_command
 from copilot_driver.permissions.config import PermissionConfig, parse_explicit
-from copilot_driver.permissions.policy import SUMMARY_CHARS, Decision, Policy, summarise
-
-# --- the real requests, built from their wire form ---------------------------------------------
-
-
-def shell(
-    command: str,
-    identifiers: Sequence[str] | None = None,
-    commands: Sequence[str] | None = None,
-) -> PermissionRequestShell:
-    """A shell request; `identifiers` are the runtime's commandSegments (command names)."""
-    wire: dict[str, Any] = {
-        "kind": "shell",
-        "canOfferSessionApproval": False,
-        "commands": [{"identifier": c, "readOnly": False} for c in (commands or [command])],
-        "fullCommandText": command,
-        "hasWriteFileRedirection": False,
-        "intention": "run a command",
-        "possiblePaths": [],
-        "possibleUrls": [],
-    }
-    if identifiers is not None:
-        wire["commandSegments"] = [
-            {"fullCommandText": command, "identifier": i} for i in identifiers
-        ]
-    return PermissionRequestShell.from_dict(wire)
-
-
-def write(file_name: str = "/work/repo/out.txt") -> PermissionRequestWrite:
-    return PermissionRequestWrite.from_dict(
-        {
-            "kind": "write",
-            "canOfferSessionApproval": False,
-            "diff": "+hello\n",
-            "fileName": file_name,
-            "intention": "create a file",
-            "newFileContents": "hello\n",
-        }
-    )
-
-
-def read(path: str = "/etc/hostname") -> PermissionRequestRead:
-    return PermissionRequestRead.from_dict({"kind": "read", "intention": "read", "path": path})
-
-
-def url(address: str = "https://example.com/page") -> PermissionRequestUrl:
-    return PermissionRequestUrl.from_dict({"kind": "url", "intention": "fetch", "url": address})
-
-
-def custom_tool(name: str = "lookup_weather") -> PermissionRequestCustomTool:
-    return PermissionRequestCustomTool.from_dict(
-        {
-            "kind": "custom-tool",
-            "toolName": name,
-            "toolDescription": "a tool the SDK defines",
-            "args": {"city": "Paris"},
-        }
-    )
-
-
-def mcp(server: str = "fake", tool: str = "add", title: str | None = None) -> PermissionRequestMcp:
-    """As the Copilot CLI 1.0.102 sends it (measured): `toolName` is the server key, `-`
-    and the raw tool name with every character outside [A-Za-z0-9_-] replaced by `-`;
-    `toolTitle` is the tool's title, or its raw name when it has none."""
-    return PermissionRequestMcp.from_dict(
-        {
-            "kind": "mcp",
-            "serverName": server,
-            "toolName": f"{server}-{re.sub(r'[^A-Za-z0-9_-]', '-', tool)}",
-            "toolTitle": tool if title is None else title,
-            "readOnly": False,
-            "args": {"a": 1, "b": 2},
-        }
-    )
-
-
-def memory() -> PermissionRequestMemory:
-    return PermissionRequestMemory.from_dict(
-        {"kind": "memory", "fact": "the repo uses uv", "action": "store", "subject": "tooling"}
-    )
-
-
-def hook() -> PermissionRequestHook:
-    return PermissionRequestHook.from_dict(
-        {"kind": "hook", "toolName": "bash", "hookMessage": "pre-tool hook", "toolArgs": {}}
-    )
-
-
-def workflow() -> PermissionRequestWorkflow:
-    return PermissionRequestWorkflow.from_dict(
-        {
-            "kind": "workflow",
-            "approvalKey": "k",
-            "canPersistApproval": False,
-            "description": "run a workflow",
-            "name": "nightly",
-            "operation": "run",
-            "phases": [{"title": "build"}],
-        }
-    )
-
-
-def extension_management() -> PermissionRequestExtensionManagement:
-    return PermissionRequestExtensionManagement.from_dict(
-        {"kind": "extension-management", "operation": "install", "extensionName": "ext"}
-    )
-
-
-def extension_permission_access() -> PermissionRequestExtensionPermissionAccess:
-    return PermissionRequestExtensionPermissionAccess.from_dict(
-        {
-            "kind": "extension-permission-access",
-            "capabilities": ["shell"],
-            "extensionName": "ext",
-        }
-    )
-
-
-def extension_env_access() -> PermissionRequestExtensionEnvAccess:
-    return PermissionRequestExtensionEnvAccess.from_dict(
-        {
-            "kind": "extension-env-access",
-            "environmentVariables": ["HOME"],
-            "extensionName": "ext",
-        }
-    )
-
-
-def every_kind() -> list[Any]:
-    return [
-        shell("rm -rf /", ["rm"]),
-        write(),
-        read(),
-        url(),
-        custom_tool(),
-        mcp(),
-        memory(),
-        hook(),
-        workflow(),
-        extension_management(),
-        extension_permission_access(),
-        extension_env_access(),
-    ]
+from copilot_driver.permissions.policy import Decision, Policy
+from copilot_driver.permissions.summary import summarise
+from helpers.permission_requests import (
+    custom_tool,
+    every_kind,
+    extension_env_access,
+    extension_management,
+    extension_permission_access,
+    hook,
+    mcp,
+    memory,
+    read,
+    shell,
+    url,
+    workflow,
+    write,
+)
 
 
 def policy(*rules: str) -> Policy:
@@ -729,55 +588,6 @@ def test_t_csd_110_unknown_kinds_are_rejected(request_: Any) -> None:
 
 
 # --- summaries (spec 6.3) ----------------------------------------------------------------------
-
-
-def test_shell_summary_is_shortened_beyond_160_chars() -> None:
-    command = "echo " + "x" * 300
-    summary = summarise(shell(command).to_dict())
-    assert summary.startswith("shell(echo xxx")
-    assert summary.endswith("...)")
-    inner = summary.removeprefix("shell(").removesuffix(")")
-    assert len(inner) == SUMMARY_CHARS == 160
-    assert inner == command[:157] + "..."
-    fits = "echo " + "y" * (160 - 5)
-    assert summarise(shell(fits).to_dict()) == f"shell({fits})"
-
-
-def test_shell_summary_collapses_whitespace_and_newlines() -> None:
-    summary = summarise(shell("git   status\n\t-s\r\n && \n ls").to_dict())
-    assert summary == "shell(git status -s && ls)"
-
-
-def test_summaries_per_kind() -> None:
-    assert summarise(mcp("fake", "add").to_dict()) == "mcp(fake.add)"
-    assert summarise(mcp("my-server", "get_file").to_dict()) == "mcp(my-server.get_file)"
-    assert summarise(write("/work/repo/a.txt").to_dict()) == "write(/work/repo/a.txt)"
-    assert summarise(read("/etc/hostname").to_dict()) == "read(/etc/hostname)"
-    assert summarise(custom_tool("lookup_weather").to_dict()) == "custom-tool(lookup_weather)"
-    assert summarise(url("https://example.com/a/b").to_dict()) == "url(https://example.com/a/b)"
-    assert summarise(memory().to_dict()) == "memory"
-    assert summarise({"kind": "nonsense"}) == "nonsense"
-
-
-@pytest.mark.parametrize(
-    ("address", "expected"),
-    [
-        ("https://example.com/p?token=abc123#frag", "url(https://example.com/p)"),
-        ("https://user:pa55w0rd@example.com:8443/p?x=1", "url(https://example.com:8443/p)"),
-        ("https://ghp_tokenonly@example.com/", "url(https://example.com/)"),
-        ("http://example.com#section", "url(http://example.com)"),
-    ],
-)
-def test_url_summary_drops_query_fragment_and_credentials(address: str, expected: str) -> None:
-    summary = summarise(url(address).to_dict())
-    assert summary == expected
-    for secret in ("abc123", "pa55w0rd", "ghp_tokenonly", "user", "frag", "section"):
-        assert secret not in summary
-
-
-def test_url_summary_keeps_ipv6_brackets() -> None:
-    """`url(http://::1:8080/a)` is ambiguous; the host needs its brackets back."""
-    assert summarise(url("http://[::1]:8080/a?b=c").to_dict()) == "url(http://[::1]:8080/a)"
 
 
 @pytest.mark.parametrize("address", ["http://host:99999/x", "http://host:abc/", "https://h:-1/"])

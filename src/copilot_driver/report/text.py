@@ -1,0 +1,115 @@
+"""The report as plain text: what `python -m copilot_driver.report` prints by default."""
+
+from __future__ import annotations
+
+import textwrap
+
+from copilot_driver.formatting import shorten
+from copilot_driver.report import summary
+from copilot_driver.report.model import PermissionRecord, Timeline, Turn
+
+_WIDTH = 96
+"""Text lines stay within this many columns (a 100-column terminal, with margin)."""
+_ANSWER_LINES = 6
+
+
+def render_text(timeline: Timeline) -> str:
+    """For a terminal: plain ASCII, one line per tool call, within ~96 columns."""
+    out = _header(timeline)
+    tool_width = min(18, max((len(call.tool) for call in timeline.tool_calls), default=4))
+    widest = max((len(call.what) for call in timeline.tool_calls), default=0)
+    what_width = max(8, min(_WIDTH - 34 - tool_width, widest))
+    for turn in timeline.turns:
+        out += _turn_lines(timeline, turn, tool_width, what_width)
+    if timeline.notices:
+        out += ["", "Notable events:"]
+        for notice in timeline.notices:
+            at = summary.offset(timeline, notice.at_ms)
+            first = f"  {at:>8}  {notice.kind.upper()}: {notice.message}"
+            out += textwrap.wrap(first, _WIDTH, subsequent_indent=" " * 12, max_lines=3)
+    out += _answer_lines(timeline.final_answer)
+    counts = summary.counts(timeline)
+    out += [
+        "",
+        "Totals:",
+        f"  tool calls   {summary.calls_phrase(counts)}",
+        f"  permissions  {summary.permissions_phrase(counts)}",
+        f"  turns        {len(timeline.turns)} ({counts['rounds']} model rounds)",
+        f"  duration     {summary.duration(timeline.duration_ms)}",
+        f"  input        {summary.input_phrase(timeline)}",
+    ]
+    out += [f"  other        {phrase}" for phrase in summary.other_phrases(timeline)]
+    return "\n".join(out) + "\n"
+
+
+def _header(timeline: Timeline) -> list[str]:
+    """The session, where and when it ran, and its outcome."""
+    out = [_fit("Copilot session ", summary.session_label(timeline))]
+    details = [
+        f"CLI {timeline.copilot_version}" if timeline.copilot_version else "",
+        f"model {timeline.model}" if timeline.model else "",
+        f"cwd {timeline.cwd}" if timeline.cwd else "",
+    ]
+    if any(details):
+        out.append(_fit("  ", ", ".join(d for d in details if d)))
+    started = summary.clock(timeline.start_ms)
+    out.append(f"  started {started}, lasted {summary.duration(timeline.duration_ms)}")
+    out.append(_fit("  outcome: ", timeline.outcome))
+    if not timeline.events:
+        out += ["", "No events."]
+    return out
+
+
+def _turn_lines(timeline: Timeline, turn: Turn, tool_width: int, what_width: int) -> list[str]:
+    """The prompt, a line per tool call (its permissions below it), the model rounds."""
+    prompt = turn.prompt if turn.prompt is not None else "(no prompt)"
+    out = ["", _fit(f"Turn {turn.index}: ", prompt)]
+    for call in turn.tool_calls:
+        tool = shorten(call.tool, tool_width)
+        what = shorten(call.what, what_width)
+        at = summary.offset(timeline, call.started_ms)
+        duration = summary.duration(call.duration_ms)
+        line = f"  {at:>8}  {tool:<{tool_width}}  {what:<{what_width}}  {call.outcome:<9}"
+        out.append(f"{line} {duration:>8}" if call.completed else line.rstrip())
+        if call.outcome == "FAILED" and call.error:
+            out.append(_fit("            error: ", call.error))
+        for permission in call.permissions:
+            out += _permission_lines(" " * 12, permission)
+    attached = {id(p) for call in turn.tool_calls for p in call.permissions}
+    for permission in turn.permissions:
+        if id(permission) not in attached:
+            at = summary.offset(timeline, permission.requested_ms or permission.decided_ms)
+            out += _permission_lines(f"  {at:>8}  permission  ", permission)
+    if not turn.tool_calls and not turn.permissions:
+        out.append("  (no tool calls)")
+    out.append(f"  {turn.rounds} model round{'' if turn.rounds == 1 else 's'}")
+    if turn.answer and turn is not timeline.turns[-1]:
+        out.append(_fit("  answer: ", turn.answer))
+    return out
+
+
+def _answer_lines(answer: str | None) -> list[str]:
+    """The final answer's first few non-blank lines."""
+    out = ["", "Final answer:" if answer else "Final answer: (none)"]
+    if answer:
+        lines = [line for line in answer.splitlines() if line.strip()]
+        out += [_fit("  ", line) for line in lines[:_ANSWER_LINES]]
+        if len(lines) > _ANSWER_LINES:
+            out.append(f"  ... ({len(lines) - _ANSWER_LINES} more lines)")
+    return out
+
+
+def _fit(prefix: str, text: str, width: int = _WIDTH) -> str:
+    """`prefix` kept as is (indentation), `text` flattened to one line and shortened."""
+    return prefix + shorten(text, max(12, width - len(prefix)))
+
+
+def _permission_lines(prefix: str, permission: PermissionRecord) -> list[str]:
+    """`approved shell(git --version)`; a denial's feedback on its own line if long."""
+    line = _fit(prefix, f"{permission.verdict} {permission.summary}")
+    if not (permission.denied and permission.feedback):
+        return [line]
+    feedback = " ".join(permission.feedback.split())
+    if len(line) + 2 + len(feedback) <= _WIDTH:
+        return [f"{line}: {feedback}"]
+    return [line, _fit(" " * (len(prefix) + 2) + "feedback: ", feedback)]

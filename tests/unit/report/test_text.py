@@ -1,0 +1,83 @@
+"""`copilot_driver.report.text`: the report for a terminal."""
+
+from __future__ import annotations
+
+from copilot_driver.report import load_timeline, parse_timeline, render_markdown, render_text
+from helpers.report_samples import (
+    ANSWER,
+    DATA,
+    GUARD_STOP,
+    TOOLS_AND_DENIAL,
+    bash_call,
+    call_lines,
+    event,
+)
+
+
+def test_real_tools_and_denial_as_text() -> None:
+    text = render_text(load_timeline(TOOLS_AND_DENIAL))
+
+    assert text.startswith("Copilot session 3c6145b0-612d-4252-a7fe-5944c8ad1464\n")
+    assert "CLI 1.0.102" in text
+    assert "started 2026-11-21 07:32:55.656 UTC, lasted 408 ms" in text
+    assert "Turn 1: CLEANUP please" in text
+    calls = call_lines(text)
+    assert [(m["tool"], m["what"], m["outcome"]) for m in calls] == [
+        ("bash", "git --version", "ok"),
+        ("bash", "rm victim.txt", "DENIED"),
+        ("view", "README.md", "ok"),
+    ]
+    assert [int(m["ms"]) for m in calls] == [33, 74, 72]
+    assert all(float(m["at"].rstrip("s")) >= 0 for m in calls)
+    assert "            approved shell(git --version)\n" in text
+    assert "            DENIED shell(rm victim.txt)\n" in text
+    assert "feedback: Tool invocation is not allowed by workflow tool permissions." in text
+    assert f"Final answer:\n  {ANSWER}\n" in text
+    assert "  tool calls   3 (2 ok, 1 denied)" in text
+    assert "  permissions  2 approved, 1 denied" in text
+    assert "  input        25 lines, 25 events, 0 skipped" in text
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_real_guard_stop_as_text() -> None:
+    timeline = load_timeline(GUARD_STOP)
+    text = render_text(timeline)
+
+    assert timeline.guard_stop is not None
+    assert (timeline.guard_stop.denial_count, timeline.guard_stop.threshold) == ("2", "2")
+    assert "outcome: stopped by the denial guard (2/2 denials)" in text
+    calls = call_lines(text)
+    assert [(m["what"], m["outcome"], m["ms"]) for m in calls] == [
+        ("rm file0.txt", "DENIED", "69"),
+        ("rm file1.txt", "no result", None),
+    ]
+    assert text.count("DENIED shell(rm file") == 2
+    assert "GUARD STOP: 2/2 denials; stopped the session" in text
+    assert "ABORT: user_initiated" in text
+    assert "Final answer: (none)" in text
+    assert "  tool calls   2 (0 ok, 1 denied, 1 no result)" in text
+    assert "  permissions  0 approved, 2 denied" in text
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_long_commands_stay_within_the_terminal() -> None:
+    lines = [
+        event("user.message", {"content": "p" * 300}),
+        *bash_call("c1", "echo " + "x" * 300, 0.1),
+        event("assistant.message", {"content": "a" * 300 + "\n" + "b\n" * 20}, 0.2),
+    ]
+    text = render_text(parse_timeline(lines))
+
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "  ... (15 more lines)" in text
+
+
+def test_the_examples_in_the_docs_are_real_renders() -> None:
+    docs = (DATA.parent.parent / "docs" / "report.md").read_text(encoding="utf-8")
+    timeline = load_timeline(TOOLS_AND_DENIAL)
+
+    text_section = docs.split("## `text`", 1)[1]
+    text_example = text_section.split("```\n", 1)[1].split("\n```\n", 1)[0]
+    markdown_example = docs.split("````markdown\n", 1)[1].split("````\n", 1)[0]
+    assert text_example + "\n" == render_text(timeline)
+    assert markdown_example == render_markdown(timeline)

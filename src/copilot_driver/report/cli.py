@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         timeline = load_timeline(args.events)
     except OSError as error:
         reason = error.strerror or str(error)
-        sys.stderr.write(f"timeline: error: cannot read {args.events}: {reason}\n")
+        sys.stderr.write(f"copilot-driver-report: error: cannot read {args.events}: {reason}\n")
         return 2
     render = render_markdown if args.format == "markdown" else render_text
     # JSON escapes can smuggle lone surrogates into strings: print them as `?`, never crash.

@@ -38,7 +38,7 @@ def test_main_missing_file_is_a_one_line_error(
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count("\n") == 1
-    assert err.startswith("timeline: error: cannot read ")
+    assert err.startswith("copilot-driver-report: error: cannot read ")
     assert str(missing) in err
 
 

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from kitlib import Kit, driver_command_from, sidecar_home_with_mcp
-from report import ComplianceReport
-
 from copilot_driver.testing import ScriptedModelServer, TestSidecar
 from copilot_driver.testing.environment import start_test_sidecar
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+# pytest imports the kit's modules as top-level ones (the line above); mypy, which
+# checks this folder with tests/ (whose conftest is also top-level), names them by path.
+if TYPE_CHECKING:
+    from compliance.kitlib import Kit, driver_command_from, sidecar_home_with_mcp
+    from compliance.report import ComplianceReport
+    from pluggy import Result
+else:
+    from kitlib import Kit, driver_command_from, sidecar_home_with_mcp
+    from report import ComplianceReport
 
 pytest_plugins = ["copilot_driver.testing.fixtures"]
 _TEST_ID = re.compile(r"test_t_csd_(\d{3})")
@@ -113,13 +120,15 @@ def evidence(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[Any]
+) -> Generator[None, Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
     match = _TEST_ID.search(item.name)
     if not match or (report.when != "call" and not report.failed):
         return
-    notes = [value for key, value in item.user_properties if key == "evidence"]
+    notes = [str(value) for key, value in item.user_properties if key == "evidence"]
     if report.failed:
         message = str(report.longrepr).strip().splitlines()
         notes.append("failure: " + (message[-1] if message else "failed"))

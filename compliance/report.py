@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 VERSIONS = ("1.0.2", "1.0.3")
 """Each version's requirements are those of the versions before it and its own."""
@@ -94,17 +95,7 @@ class ComplianceReport:
             "verdict": self.verdict(),
             "verdicts": {version: self.verdict(version) for version in VERSIONS},
             "versions": self.versions(),
-            "rows": [
-                {
-                    "requirement": requirement,
-                    "ids": [f"T-CSD-{i}" for i in ids],
-                    "level": level,
-                    "since": since,
-                    "status": _row_status([self.status(i) for i in ids]),
-                    "tests": {f"T-CSD-{i}": self.status(i) for i in ids},
-                }
-                for requirement, ids, level, since in CHECKLIST
-            ],
+            "rows": self.rows(),
             "tests": {
                 f"T-CSD-{i}": [
                     {"test": o.test, "status": o.status, "evidence": o.evidence, "since": SINCE[i]}
@@ -115,8 +106,21 @@ class ComplianceReport:
             "failing": [f"T-CSD-{i}" for i in self.failing_ids()],
         }
 
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per requirement of the checklist: its ids, level, version and status."""
+        return [
+            {
+                "requirement": requirement,
+                "ids": [f"T-CSD-{i}" for i in ids],
+                "level": level,
+                "since": since,
+                "status": _row_status([self.status(i) for i in ids]),
+                "tests": {f"T-CSD-{i}": self.status(i) for i in ids},
+            }
+            for requirement, ids, level, since in CHECKLIST
+        ]
+
     def to_markdown(self) -> str:
-        data = self.to_dict()
         lines = [
             "# Copilot SDK driver compliance report",
             "",
@@ -131,7 +135,7 @@ class ComplianceReport:
             "| Requirement | Test IDs | Level | Since | Status |",
             "|---|---|---|---|---|",
         ]
-        for row in data["rows"]:  # type: ignore[union-attr]
+        for row in self.rows():
             detail = ", ".join(f"{t}: {s}" for t, s in row["tests"].items())
             lines.append(
                 f"| {row['requirement']} | {detail} | {row['level']} | {row['since']} "

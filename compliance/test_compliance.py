@@ -17,20 +17,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
-from kitlib import (
-    Kit,
-    Run,
-    custom_tool_provider,
-    find_denials,
-    find_marker,
-    summary_of,
-)
 
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar, ToolCall
 from copilot_driver.testing.rpc_proxy import RpcProxy, permission_request_of
+
+# Top-level for pytest (conftest.py puts this folder on sys.path); by path for mypy.
+if TYPE_CHECKING:
+    from compliance.kitlib import (
+        Kit,
+        Run,
+        custom_tool_provider,
+        find_denials,
+        find_marker,
+        summary_of,
+    )
+else:
+    from kitlib import Kit, Run, custom_tool_provider, find_denials, find_marker, summary_of
 
 Evidence = Callable[[str], None]
 REJECTED = re.compile(r"not allowed.*permission", re.IGNORECASE | re.DOTALL)
@@ -282,10 +287,11 @@ def test_t_csd_008_platform_tokens_are_not_read_required_or_leaked(
     Without them the run succeeds; with canary values it behaves the same and
     the canaries appear in no output, file, or model traffic."""
     kit_model.script = Script(default=Reply(text="kit answer"))
-    absent = kit.run(sidecar, "hello", **{name: None for name in CANARIES})
+    # Cast: mypy matches a `**` dict against `timeout` and `prepare` too, not just the overrides.
+    absent = kit.run(sidecar, "hello", **cast("dict[str, Any]", {name: None for name in CANARIES}))
     assert absent.exit_code == 0, "the driver failed without platform tokens"
     before = len(kit_model.requests)
-    present = kit.run(sidecar, "hello", **CANARIES)
+    present = kit.run(sidecar, "hello", **cast("dict[str, Any]", CANARIES))
     assert present.exit_code == 0
     assert present.stdout == absent.stdout
     traffic = json.dumps([{"h": r.headers, "b": r.body} for r in kit_model.requests[before:]])

@@ -6,6 +6,8 @@ when every `&&`-separated part of it is spelt out by some rule.
 """
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from _wrap import run_real_driver_in_process
 
@@ -14,7 +16,7 @@ from copilot_driver.permissions import policy
 _decide = policy.Policy.decide
 
 
-def decide(self: policy.Policy, request: dict) -> policy.Decision:
+def decide(self: policy.Policy, request: Mapping[str, Any]) -> policy.Decision:
     decision = _decide(self, request)
     text = request.get("fullCommandText") if isinstance(request, dict) else None
     if decision.allowed or request.get("kind") != "shell" or not isinstance(text, str):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,7 +62,9 @@ def run_kit(name: str, reports: Path) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory, copilot_cli: Path) -> dict[str, dict]:
+def reports(
+    tmp_path_factory: pytest.TempPathFactory, copilot_cli: Path
+) -> dict[str, dict[str, Any]]:
     """One kit run per broken driver, three at a time (they mostly wait on processes)."""
     directory = tmp_path_factory.mktemp("kit-reports")
     with ThreadPoolExecutor(max_workers=3) as pool:
@@ -76,7 +79,7 @@ def test_every_broken_driver_has_an_expectation() -> None:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_the_kit_fails_exactly_the_ids_a_broken_driver_breaks(
-    reports: dict[str, dict], name: str
+    reports: dict[str, dict[str, Any]], name: str
 ) -> None:
     report = reports[name]
     assert report["failing"] == EXPECTED[name], json.dumps(report["tests"], indent=1)[:4000]
@@ -85,7 +88,7 @@ def test_the_kit_fails_exactly_the_ids_a_broken_driver_breaks(
 
 
 def test_a_driver_without_an_events_file_is_partially_conforming_to_1_0_2_only(
-    reports: dict[str, dict],
+    reports: dict[str, dict[str, Any]],
 ) -> None:
     verdicts = reports["never_writes_events"]["verdicts"]
     assert verdicts["1.0.2"].startswith("partially conforming")
@@ -94,6 +97,6 @@ def test_a_driver_without_an_events_file_is_partially_conforming_to_1_0_2_only(
 
 @pytest.mark.parametrize("name", ["matches_exact_rules_per_segment", "guard_waits_for_send"])
 def test_a_driver_breaking_only_1_0_3_still_conforms_to_1_0_2(
-    reports: dict[str, dict], name: str
+    reports: dict[str, dict[str, Any]], name: str
 ) -> None:
     assert reports[name]["verdicts"] == {"1.0.2": "conforming", "1.0.3": "not conforming"}

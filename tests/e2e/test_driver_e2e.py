@@ -230,7 +230,8 @@ def test_platform_tokens_never_appear_anywhere(
         "COPILOT_GITHUB_TOKEN": "github_pat_canaryCOPILOT000000000000",
     }
     scripted_model.script = TOOL_SCRIPT
-    run = driver.run("please RUNTOOL now", **canaries)
+    prompt = "please RUNTOOL now"
+    run = driver.run(prompt, env=driver.environment(prompt, **canaries))
 
     assert run.exit_code == 0, run.stderr
     assert run.stdout == "Done: the tool said e2e-marker\n"

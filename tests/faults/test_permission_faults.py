@@ -47,7 +47,7 @@ import shutil
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -549,6 +549,18 @@ ALLOWED_EVERY = 5
 """One call in five is allowed (and really runs `echo`); denied calls are cheaper."""
 
 
+def _command_of(call: ToolCall) -> str:
+    """The shell command of a call this file built (its arguments are a mapping)."""
+    assert isinstance(call.arguments, Mapping)
+    return str(call.arguments["command"])
+
+
+def _id_of(call: ToolCall) -> str:
+    """The id of a call this file built (each is given one)."""
+    assert call.call_id is not None
+    return call.call_id
+
+
 def _volume_call(round_: int, index: int) -> ToolCall:
     if index % ALLOWED_EVERY == 0:
         command = f"echo ok-{round_}-{index}"
@@ -589,7 +601,7 @@ def test_a_thousand_permission_requests_in_one_session(
     assert ended.stdout == "volume done\n"
     assert len(scripted_model.chat_requests()) == ROUNDS + 1
     calls = [call for calls in rounds for call in calls]
-    allowed = {call.call_id for call in calls if str(call.arguments["command"]).startswith("echo")}
+    allowed = {_id_of(call) for call in calls if _command_of(call).startswith("echo")}
     decisions = runtime_record.decisions(events)
     assert len(decisions) == total
     assert {call_id for call_id, kind in decisions.items() if kind == "approved"} == allowed
@@ -598,7 +610,7 @@ def test_a_thousand_permission_requests_in_one_session(
     )
     # The driver's own account: one entry per request, approved or denied.
     entries = _log_entries(ended.stderr)
-    commands = {call.call_id: str(call.arguments["command"]) for call in calls}
+    commands = {_id_of(call): _command_of(call) for call in calls}
     approvals = _of(entries, "permission.approved")
     assert Counter(str(entry["requestSummary"]) for entry in approvals) == Counter(
         _shell_summary(commands[call_id]) for call_id in allowed
@@ -750,7 +762,7 @@ def test_the_denials_guard_trips_once_under_parallel_denials(
     # ...the denials before the threshold reached the runtime before the abort, so the
     # audit trail (events file, timeline) shows them; the one that reached the threshold
     # was withheld, so the runtime may record it as cancelled (the log has the denial).
-    call_of = {_shell_summary(str(call.arguments["command"])): call.call_id for call in calls}
+    call_of = {_shell_summary(_command_of(call)): _id_of(call) for call in calls}
     delivered = [call_of[str(entry["requestSummary"])] for entry in denials[:-1]]
     recorded = {call_id: decisions[call_id] for call_id in delivered}
     assert all(kind.startswith("denied") for kind in recorded.values()), (

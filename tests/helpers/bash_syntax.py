@@ -58,7 +58,7 @@ word = st.lists(safe_fragment, min_size=1, max_size=2).map("".join)
 
 @st.composite
 def command_name(draw: st.DrawFn) -> str:
-    name = draw(st.sampled_from(PROGRAMS * 5 + PAYLOADS))
+    name: str = draw(st.sampled_from(PROGRAMS * 5 + PAYLOADS))
     spelling = draw(st.sampled_from(["plain"] * 6 + ["single", "double", "escaped", "split"]))
     if spelling == "single":
         return f"'{name}'"

@@ -9,10 +9,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pytest_subprocess import FakeProcess
+from pytest_subprocess.fake_popen import FakePopen
 
 from copilot_driver import sidecar as sidecar_module
 from copilot_driver.sidecar import (
@@ -70,8 +71,9 @@ def test_start_argv_and_environment(fake: FakeProcess) -> None:
     caller_env = dict(BASE_ENV)
     sidecar = Sidecar.start(BINARY, token=TOKEN, env=caller_env, ready_timeout=5)
     try:
-        argv = list(sidecar.process.args)
-        kwargs = sidecar.process.kwargs
+        process = cast(FakePopen, sidecar.process)
+        argv = list(process.args)
+        kwargs = process.kwargs
     finally:
         sidecar.stop()
 
@@ -102,7 +104,7 @@ def test_start_passes_port_log_level_and_extra_args(fake: FakeProcess) -> None:
         ready_timeout=5,
     )
     try:
-        argv = list(sidecar.process.args)
+        argv = list(cast(FakePopen, sidecar.process).args)
         assert sidecar.port == 5555
     finally:
         sidecar.stop()
@@ -195,7 +197,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[subprocess.Popen[b
     processes: list[subprocess.Popen[bytes]] = []
     real_popen = subprocess.Popen
 
-    class RecordingPopen(real_popen):  # type: ignore[type-arg,valid-type,misc]
+    class RecordingPopen(real_popen):  # type: ignore[valid-type,misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             processes.append(self)

@@ -9,6 +9,7 @@ from copilot_driver.driver.failures import (
     AUTHENTICATION_FAILED,
     AUTHENTICATION_NOT_CONFIGURED,
     AUTHENTICATION_REQUIRED,
+    Phase,
     describe_failure,
 )
 
@@ -30,8 +31,8 @@ def test_auth_codes_are_the_cli_handshake_codes() -> None:
     assert AUTHENTICATION_NOT_CONFIGURED == -32003
 
 
-@pytest.mark.parametrize("phase", ["connect", "session creation", "the turn"])
-def test_code_32002_is_auth_failed(phase: str) -> None:
+@pytest.mark.parametrize("phase", [Phase.CONNECT, Phase.SESSION_CREATION, Phase.TURN])
+def test_code_32002_is_auth_failed(phase: Phase) -> None:
     failure = describe_failure(CodedError(-32002), phase=phase, sdk_uri=URI)
     assert failure.kind == "auth_failed"
     assert URI in failure.message
@@ -39,33 +40,33 @@ def test_code_32002_is_auth_failed(phase: str) -> None:
 
 
 def test_code_32003_is_auth_not_configured() -> None:
-    failure = describe_failure(CodedError(-32003), phase="connect", sdk_uri=URI)
+    failure = describe_failure(CodedError(-32003), phase=Phase.CONNECT, sdk_uri=URI)
     assert failure.kind == "auth_not_configured"
     assert URI in failure.message
 
 
 def test_real_json_rpc_error_auth_failed() -> None:
     error = JsonRpcError(-32002, "Authentication failed")
-    failure = describe_failure(error, phase="connect", sdk_uri=URI)
+    failure = describe_failure(error, phase=Phase.CONNECT, sdk_uri=URI)
     assert failure.kind == "auth_failed"
     assert "rejected the connection token" in failure.message
 
 
 def test_real_json_rpc_error_auth_not_configured() -> None:
     error = JsonRpcError(-32003, "Authentication not configured")
-    failure = describe_failure(error, phase="connect", sdk_uri=URI)
+    failure = describe_failure(error, phase=Phase.CONNECT, sdk_uri=URI)
     assert failure.kind == "auth_not_configured"
     assert "without a connection token" in failure.message
 
 
 def test_real_json_rpc_error_auth_required() -> None:
-    failure = describe_failure(JsonRpcError(-32001, "required"), phase="connect", sdk_uri=URI)
+    failure = describe_failure(JsonRpcError(-32001, "required"), phase=Phase.CONNECT, sdk_uri=URI)
     assert failure.kind == "auth_required"
 
 
 def test_other_json_rpc_codes_are_not_auth_failures() -> None:
     failure = describe_failure(
-        JsonRpcError(-32601, "Method not found"), phase="the turn", sdk_uri=URI
+        JsonRpcError(-32601, "Method not found"), phase=Phase.TURN, sdk_uri=URI
     )
     assert failure.kind == "unexpected"
     assert "JsonRpcError" in failure.message
@@ -73,7 +74,7 @@ def test_other_json_rpc_codes_are_not_auth_failures() -> None:
 
 
 def test_connection_refused_while_connecting_is_sidecar_unreachable() -> None:
-    failure = describe_failure(RuntimeError(REFUSED), phase="connect", sdk_uri=URI)
+    failure = describe_failure(RuntimeError(REFUSED), phase=Phase.CONNECT, sdk_uri=URI)
     assert failure.kind == "sidecar_unreachable"
     assert URI in failure.message
     assert "connection refused" in failure.message
@@ -82,20 +83,20 @@ def test_connection_refused_while_connecting_is_sidecar_unreachable() -> None:
 
 def test_connection_refused_oserror_is_sidecar_unreachable() -> None:
     error = ConnectionRefusedError(111, "Connection refused")
-    failure = describe_failure(error, phase="connect", sdk_uri=URI)
+    failure = describe_failure(error, phase=Phase.CONNECT, sdk_uri=URI)
     assert failure.kind == "sidecar_unreachable"
     assert URI in failure.message
 
 
 def test_timeout_while_connecting_is_sidecar_unresponsive() -> None:
-    failure = describe_failure(TimeoutError(), phase="connect", sdk_uri=URI)
+    failure = describe_failure(TimeoutError(), phase=Phase.CONNECT, sdk_uri=URI)
     assert failure.kind == "sidecar_unresponsive"
     assert URI in failure.message
 
 
 def test_other_connect_errors_are_sidecar_unreachable_with_the_uri() -> None:
     failure = describe_failure(
-        OSError("Name or service not known"), phase="connect", sdk_uri="nohost:1"
+        OSError("Name or service not known"), phase=Phase.CONNECT, sdk_uri="nohost:1"
     )
     assert failure.kind == "sidecar_unreachable"
     assert "nohost:1" in failure.message
@@ -104,7 +105,7 @@ def test_other_connect_errors_are_sidecar_unreachable_with_the_uri() -> None:
 
 def test_session_error_keeps_the_runtime_reason() -> None:
     error = Exception("Session error: Execution failed: boom")
-    failure = describe_failure(error, phase="the turn", sdk_uri=URI)
+    failure = describe_failure(error, phase=Phase.TURN, sdk_uri=URI)
     assert failure.kind == "session_error"
     assert "boom" in failure.message
     assert "Session error:" not in failure.message
@@ -112,7 +113,7 @@ def test_session_error_keeps_the_runtime_reason() -> None:
 
 def test_closed_before_response_is_sidecar_lost() -> None:
     error = RuntimeError("Session closed before response completed")
-    failure = describe_failure(error, phase="the turn", sdk_uri=URI)
+    failure = describe_failure(error, phase=Phase.TURN, sdk_uri=URI)
     assert failure.kind == "sidecar_lost"
     assert URI in failure.message
     assert "the turn" in failure.message
@@ -120,19 +121,19 @@ def test_closed_before_response_is_sidecar_lost() -> None:
 
 def test_process_exited_is_sidecar_lost() -> None:
     failure = describe_failure(
-        ProcessExitedError("CLI exited"), phase="session creation", sdk_uri=URI
+        ProcessExitedError("CLI exited"), phase=Phase.SESSION_CREATION, sdk_uri=URI
     )
     assert failure.kind == "sidecar_lost"
 
 
 def test_timeout_after_connecting_is_sidecar_unresponsive() -> None:
-    failure = describe_failure(TimeoutError("late"), phase="session creation", sdk_uri=URI)
+    failure = describe_failure(TimeoutError("late"), phase=Phase.SESSION_CREATION, sdk_uri=URI)
     assert failure.kind == "sidecar_unresponsive"
     assert "session creation" in failure.message
 
 
 def test_anything_else_is_unexpected_with_the_type_name() -> None:
-    failure = describe_failure(KeyError("missing"), phase="the turn", sdk_uri=URI)
+    failure = describe_failure(KeyError("missing"), phase=Phase.TURN, sdk_uri=URI)
     assert failure.kind == "unexpected"
     assert "KeyError" in failure.message
     assert "missing" in failure.message
@@ -140,13 +141,13 @@ def test_anything_else_is_unexpected_with_the_type_name() -> None:
 
 
 def test_unexpected_error_without_text_names_its_type() -> None:
-    failure = describe_failure(ValueError(), phase="the turn", sdk_uri=URI)
+    failure = describe_failure(ValueError(), phase=Phase.TURN, sdk_uri=URI)
     assert failure.kind == "unexpected"
     assert "ValueError" in failure.message
 
 
 def test_multi_line_sdk_text_becomes_one_line() -> None:
     error = RuntimeError("first line\n  second line\tthird")
-    failure = describe_failure(error, phase="the turn", sdk_uri=URI)
+    failure = describe_failure(error, phase=Phase.TURN, sdk_uri=URI)
     assert "\n" not in failure.message
     assert "first line second line third" in failure.message

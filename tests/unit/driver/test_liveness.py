@@ -88,7 +88,8 @@ async def test_stop_ends_the_watch_even_when_a_ping_answers_at_that_moment() -> 
         pending.append(answer)
         await answer
 
-    watchdog = SidecarWatchdog(ping, lambda: True, [].append, interval_s=0.0, timeout_s=5.0)
+    lost: list[str] = []
+    watchdog = SidecarWatchdog(ping, lambda: True, lost.append, interval_s=0.0, timeout_s=5.0)
     watchdog.start()
     while not pending:
         await asyncio.sleep(0)
@@ -104,7 +105,8 @@ async def test_stop_lets_a_cancellation_of_its_caller_through() -> None:
     async def ping() -> None:
         await asyncio.sleep(0.001)
 
-    watchdog = SidecarWatchdog(ping, lambda: True, [].append, interval_s=0.01, timeout_s=1.0)
+    lost: list[str] = []
+    watchdog = SidecarWatchdog(ping, lambda: True, lost.append, interval_s=0.01, timeout_s=1.0)
     watchdog.start()
     await asyncio.sleep(0.05)
     caller = asyncio.ensure_future(watchdog.stop())

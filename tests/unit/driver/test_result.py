@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver.driver import result as result_module
 from copilot_driver.driver.result import SessionResult, write_result
 from copilot_driver.redaction import Redactor
 
@@ -94,7 +93,7 @@ def test_write_result_replaces_an_existing_file_via_a_sibling_temp_file(
         replaced.append((Path(source), Path(target)))
         real_replace(source, target)
 
-    monkeypatch.setattr(result_module.os, "replace", spy_replace)
+    monkeypatch.setattr(os, "replace", spy_replace)
     write_result(path, SessionResult(0, "new", 7, "s"), Redactor([]))
 
     assert len(replaced) == 1
@@ -115,7 +114,7 @@ def test_write_result_failure_keeps_the_old_file_and_leaves_no_temp_file(
     def failing_replace(source: Path, target: Path) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(result_module.os, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(OSError, match="No space left"):
         write_result(path, SessionResult(0, "new", 7), Redactor([]))
     assert json.loads(path.read_text(encoding="utf-8")) == {"old": True}

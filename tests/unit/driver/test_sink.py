@@ -14,7 +14,8 @@ import pytest
 from copilot.session_events import SessionEvent
 
 from copilot_driver.driver import sink as events_module
-from copilot_driver.driver.sink import EVENTS_FILE_NAME, EventsFileError, EventsSink
+from copilot_driver.driver.sink import EventsFileError, EventsSink
+from copilot_driver.records import EVENTS_FILE_NAME
 from copilot_driver.redaction import Redactor
 
 SECRET = "tok-5f0c1d9e7a2b4c6d8e0f"
@@ -131,7 +132,7 @@ def test_ephemeral_event_is_skipped_before_it_is_serialised(
     sink: EventsSink, errors: Errors
 ) -> None:
     class EphemeralUnserialisable:
-        ephemeral = True
+        ephemeral: bool | None = True
 
         def to_dict(self) -> dict[str, Any]:
             raise AssertionError("an ephemeral event must not be serialised")
@@ -321,10 +322,10 @@ def test_lines_are_never_interleaved_across_threads(sink: EventsSink, errors: Er
             failures.append(error)
 
     workers = [threading.Thread(target=produce, args=(w,)) for w in range(threads_count)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(30)
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join(30)
     sink.close()
     assert failures == []
 
@@ -457,7 +458,7 @@ def test_a_batch_cut_by_a_full_disk_keeps_its_whole_lines_and_ends_with_one(
 
 def test_handle_never_raises_when_to_dict_raises(sink: EventsSink, errors: Errors) -> None:
     class Broken:
-        ephemeral = None
+        ephemeral: bool | None = None
 
         def to_dict(self) -> dict[str, Any]:
             raise RuntimeError("cannot serialise this one")
@@ -476,7 +477,7 @@ def test_one_unserialisable_event_does_not_stop_later_events_being_written(
     """A bad event must not break the trail: the events after it are still written."""
 
     class Broken:
-        ephemeral = None
+        ephemeral: bool | None = None
 
         def to_dict(self) -> dict[str, Any]:
             raise RuntimeError("cannot serialise this one")
@@ -496,7 +497,7 @@ def test_handle_never_raises_when_the_record_cannot_be_encoded(
     """`handle()` is documented as never raising, whatever the event holds."""
 
     class Circular:
-        ephemeral = None
+        ephemeral: bool | None = None
 
         def to_dict(self) -> dict[str, Any]:
             data: dict[str, Any] = {}

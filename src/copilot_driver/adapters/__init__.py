@@ -10,10 +10,9 @@ detection) on top of any adapter; `load_workflow` reads them, with the
 adapter's own options, from a WORKFLOW.md front matter.
 """
 
+from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.registry import (
-    AdapterSpec,
     adapter_kinds,
     adapter_spec,
     get_adapter,
@@ -29,6 +28,7 @@ from copilot_driver.adapters.core.session import (
     Session,
     TurnResult,
 )
+from copilot_driver.adapters.core.spec import AdapterSpec
 from copilot_driver.adapters.core.ssh import SshSettings
 from copilot_driver.adapters.core.workflow import Workflow, load_workflow
 

@@ -22,8 +22,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from copilot_driver.adapters.core.agent_events import AgentEvent
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent
 from copilot_driver.adapters.core.registry import adapter_kinds, get_adapter, preflight
 from copilot_driver.adapters.core.runner import TurnRunner
 from copilot_driver.adapters.core.workflow import (

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from copilot_driver.adapters.core.events import EventType
+from copilot_driver.adapters.core.agent_events import EventType
 
 if TYPE_CHECKING:
-    from tests.unit.adapters.conftest import Pids
+    from unit.adapters.conftest import Pids
 
 SECRET = "sekret-gh-token-value-42"
 TRANSCRIPT = Path(__file__).parents[2] / "data" / "copilot-cli" / "plain-prompt.jsonl"

@@ -17,17 +17,16 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from copilot_driver.adapters.codex.events import TurnMapper
 from copilot_driver.adapters.codex.options import DEFAULT_COMMAND, CodexOptions
+from copilot_driver.adapters.codex.translate import CodexTranslator
+from copilot_driver.adapters.core.agent_events import EventType, shorten
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import EventType, shorten
 from copilot_driver.adapters.core.jsonrpc import (
     METHOD_NOT_FOUND,
     ConnectionClosedError,
@@ -42,9 +41,10 @@ from copilot_driver.adapters.core.session import (
     Session,
     TurnResult,
 )
-from copilot_driver.adapters.core.ssh import find_ssh, ssh_argv
+from copilot_driver.adapters.core.ssh import ssh_argv
 from copilot_driver.adapters.core.tools import ToolOutput, ToolRegistry
-from copilot_driver.adapters.core.workspace import validate_workspace
+from copilot_driver.adapters.core.turn import SESSION_STOPPED, TurnAdapter, cancelled, emit
+from copilot_driver.adapters.core.workspace import place_agent
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ INPUT_REQUIRED = -32000
 
 @dataclass
 class _ActiveTurn:
-    mapper: TurnMapper
+    translator: CodexTranslator
     on_event: EventCallback
     inbox: asyncio.Queue[tuple[str, Any] | None] = field(default_factory=asyncio.Queue)
     """This turn's notifications, in order; None when the app-server is gone."""
@@ -77,13 +77,13 @@ class CodexSession(Session):
     login: asyncio.Future[Mapping[str, Any]] | None = None
 
 
-class CodexAdapter:
+class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
     kind = KIND
+    default_command = DEFAULT_COMMAND
 
     def __init__(self, config: AdapterConfig | None = None) -> None:
-        self.config = config or AdapterConfig()
-        self.options = CodexOptions.from_mapping(self.config.options)
-        command = (self.config.command or DEFAULT_COMMAND).strip()
+        super().__init__(config)
+        command = self.command.strip()
         if not command:
             raise AgentError(ErrorKind.AGENT_NOT_FOUND, "agent.command is empty")
         self.binary, _, rest = command.partition(" ")
@@ -99,35 +99,27 @@ class CodexAdapter:
     async def start_session(
         self, workspace: str | Path, *, resume_session_id: str | None = None
     ) -> CodexSession:
-        ssh = self.config.ssh
-        path = validate_workspace(workspace, remote=ssh is not None)
-        env = self.config.agent_environment()
+        placed = place_agent(
+            self.config, workspace, self.binary, agent="Codex CLI", package="@openai/codex"
+        )
+        env, path = placed.environment, placed.workspace
         api_key = env.get(API_KEY_VARIABLE, "").strip()
-        session = CodexSession(workspace=path)
-        if ssh is not None:
-            ssh_binary = find_ssh(env)
-            session.ssh_host = ssh.pick_host()
+        session = CodexSession(workspace=path, ssh_host=placed.ssh_host)
+        if self.config.ssh is not None and placed.ssh_host is not None:
             # OpenSSH does not forward the environment; the key travels on
             # stdin, never on a command line (where `ps` would show it).
             secrets = [API_KEY_VARIABLE] if api_key else []
             argv = ssh_argv(
-                ssh_binary,
-                ssh,
-                session.ssh_host,
+                placed.binary,
+                self.config.ssh,
+                placed.ssh_host,
                 str(path),
                 [self.binary, *self.arguments],
                 read_from_stdin=secrets,
             )
             cwd = None
         else:
-            resolved = shutil.which(self.binary, path=env.get("PATH"))
-            if resolved is None:
-                raise AgentError(
-                    ErrorKind.AGENT_NOT_FOUND,
-                    f"the Codex CLI {self.binary!r} was not found on PATH "
-                    "(install @openai/codex, or set agent.command to its path)",
-                )
-            argv, cwd = [resolved, *self.arguments], path
+            argv, cwd = [placed.binary, *self.arguments], path
         try:
             session.process = await AgentProcess.spawn(argv, cwd=cwd, env=env, stdin_pipe=True)
         except (OSError, ValueError) as exc:
@@ -139,12 +131,12 @@ class CodexAdapter:
         )
         session.reader = asyncio.create_task(_read(session))
         try:
-            if ssh is not None and api_key:
+            if placed.ssh_host is not None and api_key:
                 await _write_line(session, api_key)
             await self._handshake(session, api_key)
             session.id = await self._open_thread(session, resume_session_id)
         except BaseException as exc:
-            await self._shutdown(session)
+            await self._stop_session(session)
             if isinstance(exc, RpcError | ConnectionClosedError | TimeoutError):
                 raise AgentError(
                     ErrorKind.RESPONSE_ERROR, f"codex app-server start-up failed: {_describe(exc)}"
@@ -197,84 +189,76 @@ class CodexAdapter:
 
     # -- turns -----------------------------------------------------------
 
-    async def run_turn(
-        self, session: Session, prompt: str, *, on_event: EventCallback
-    ) -> TurnResult:
-        if not isinstance(session, CodexSession):
-            raise TypeError(f"not a {KIND} session: {session!r}")
-        async with session.lock:
-            return await self._run_turn(session, prompt, on_event)
-
     async def _run_turn(
         self, session: CodexSession, prompt: str, on_event: EventCallback
     ) -> TurnResult:
         process = session.process
-        mapper = TurnMapper(
-            thread_id=session.id, usage=session.usage, pid=process.pid if process else None
+        translator = CodexTranslator(
+            session.id, usage_before=session.usage, pid=process.pid if process else None
         )
         first_turn = session.turns_run == 0
         session.turns_run += 1
         if process is None or process.returncode is not None or session.rpc is None:
-            return _end(mapper, on_event, ErrorKind.PORT_EXIT, "codex app-server is not running")
-        active = _ActiveTurn(mapper, on_event)
+            error = AgentError(ErrorKind.PORT_EXIT, "codex app-server is not running")
+            return translator.end(error, on_event)
+        active = _ActiveTurn(translator, on_event)
         session.turn = active
         if first_turn:
-            on_event(mapper.session_started())
+            on_event(translator.session_started())
         try:
             params = self.options.turn_params(session.id, prompt, str(session.workspace))
             try:
                 started = await session.rpc.request("turn/start", params, timeout=self._timeout_s)
             except RpcError as exc:
-                return _end(mapper, on_event, ErrorKind.TURN_FAILED, f"turn/start failed: {exc}")
+                error = AgentError(ErrorKind.TURN_FAILED, f"turn/start failed: {exc}")
+                return translator.end(error, on_event)
             except TimeoutError:
                 message = f"turn/start had no answer within {self._timeout_s:g} s"
-                return _end(mapper, on_event, ErrorKind.RESPONSE_TIMEOUT, message)
+                return translator.end(AgentError(ErrorKind.RESPONSE_TIMEOUT, message), on_event)
             except ConnectionClosedError as exc:
-                return _end(mapper, on_event, ErrorKind.PORT_EXIT, _exited(exc))
-            mapper.turn_id = mapper.turn_id or as_str(
+                return translator.end(_exited(exc), on_event)
+            translator.turn_id = translator.turn_id or as_str(
                 as_mapping(as_mapping(started).get("turn")).get("id")
             )
-            while mapper.completed is None:
+            while translator.completed is None:
                 item = await active.inbox.get()
                 if item is None:
                     closed = ConnectionClosedError(_process_story(session))
-                    return _end(mapper, on_event, ErrorKind.PORT_EXIT, _exited(closed))
-                for event in mapper.feed(*item):
-                    on_event(event)
+                    return translator.end(_exited(closed), on_event)
+                emit(translator.feed(*item), on_event)
             await session.rpc.drain()  # in-flight tool calls answered before the turn returns
         except asyncio.CancelledError as cancel:
-            reason = str(cancel.args[0]) if cancel.args else "turn cancelled"
             await self._interrupt(session, active)
-            _end(mapper, on_event, ErrorKind.TURN_CANCELLED, reason)
+            translator.end(cancelled(cancel), on_event)
             raise
         finally:
             session.turn = None
-            session.usage = mapper.usage
-        events, result = mapper.finish()
-        for event in events:
-            on_event(event)
+            session.usage = translator.usage
+        events, result = translator.finish()
+        emit(events, on_event)
         return result
 
     async def _interrupt(self, session: CodexSession, active: _ActiveTurn) -> None:
         """Ask Codex to stop the turn, and wait briefly for it to say so."""
-        mapper, rpc = active.mapper, session.rpc
-        if not mapper.turn_id or rpc is None or mapper.completed is not None:
+        translator, rpc = active.translator, session.rpc
+        if not translator.turn_id or rpc is None or translator.completed is not None:
             return
         try:
             await rpc.request(
                 "turn/interrupt",
-                {"threadId": session.id, "turnId": mapper.turn_id},
+                {"threadId": session.id, "turnId": translator.turn_id},
                 timeout=INTERRUPT_REQUEST_TIMEOUT_S,
             )
             deadline = time.monotonic() + self.options.interrupt_wait_ms / 1000
-            while mapper.completed is None:
+            while translator.completed is None:
                 item = await asyncio.wait_for(active.inbox.get(), deadline - time.monotonic())
                 if item is None:
                     return
-                for event in mapper.feed(*item):
-                    active.on_event(event)
+                emit(translator.feed(*item), active.on_event)
         except (RpcError, ConnectionClosedError, TimeoutError) as exc:
-            log.warning("codex did not confirm the interrupt of turn %s: %s", mapper.turn_id, exc)
+            log.warning(
+                "codex did not confirm the interrupt of turn %s: %s", translator.turn_id, exc
+            )
 
     # -- what the server sends -------------------------------------------
 
@@ -311,9 +295,9 @@ class CodexAdapter:
             return _decision(method, allowed, session, f"file change {', '.join(paths) or '?'}")
         if method == "item/tool/requestUserInput":
             if session.turn is not None:
-                session.turn.mapper.input_required = True
+                session.turn.translator.input_required = True
                 session.turn.on_event(
-                    session.turn.mapper.event(
+                    session.turn.translator.event(
                         EventType.NOTIFICATION, "the agent asked for user input; none is available"
                     )
                 )
@@ -332,7 +316,7 @@ class CodexAdapter:
         if tool is None:
             if turn is not None:
                 turn.on_event(
-                    turn.mapper.event(
+                    turn.translator.event(
                         EventType.UNSUPPORTED_TOOL_CALL,
                         f"the agent called an unknown tool {name!r}",
                         tool_name=name,
@@ -348,7 +332,7 @@ class CodexAdapter:
             output = ToolOutput(f"error: {type(exc).__name__}: {exc}", success=False)
         if turn is not None:
             turn.on_event(
-                turn.mapper.event(
+                turn.translator.event(
                     EventType.TOOL_RESULT,
                     f"tool {name} {'succeeded' if output.success else 'failed'}"
                     + ("" if output.success else f": {shorten(output.text, 200)}"),
@@ -361,11 +345,7 @@ class CodexAdapter:
 
     # -- stop ------------------------------------------------------------
 
-    async def stop_session(self, session: Session) -> None:
-        if isinstance(session, CodexSession):
-            await self._shutdown(session)
-
-    async def _shutdown(self, session: CodexSession) -> None:
+    async def _stop_session(self, session: CodexSession) -> None:
         """Close stdin (the app-server exits on EOF), then stop the group."""
         process = session.process
         if process is None:
@@ -382,7 +362,7 @@ class CodexAdapter:
                 await asyncio.wait({session.reader}, timeout=1.0)
             session.reader.cancel()
         if session.rpc is not None:
-            session.rpc.close("the session was stopped")
+            session.rpc.close(SESSION_STOPPED)
             await session.rpc.aclose()
 
 
@@ -420,12 +400,15 @@ def _process_story(session: CodexSession) -> str:
     return f"codex app-server closed its output{status}{last}"
 
 
-def _exited(exc: ConnectionClosedError) -> str:
-    return f"{exc} (mid-turn)"
+def _exited(exc: ConnectionClosedError) -> AgentError:
+    """The app-server went away while a turn ran."""
+    return AgentError(ErrorKind.PORT_EXIT, f"{exc} (mid-turn)")
 
 
-def _end(mapper: TurnMapper, on_event: EventCallback, kind: ErrorKind, message: str) -> TurnResult:
-    events, result = mapper.fail(AgentError(kind, message))
+def _end(
+    translator: CodexTranslator, on_event: EventCallback, kind: ErrorKind, message: str
+) -> TurnResult:
+    events, result = translator.fail(AgentError(kind, message))
     for event in events:
         on_event(event)
     return result
@@ -436,7 +419,7 @@ def _decision(method: str, allowed: bool, session: CodexSession, what: str) -> d
     if session.turn is not None:
         verdict = "approved" if allowed else "declined"
         session.turn.on_event(
-            session.turn.mapper.event(EventType.NOTIFICATION, f"{verdict} {what}")
+            session.turn.translator.event(EventType.NOTIFICATION, f"{verdict} {what}")
         )
     if method in ("execCommandApproval", "applyPatchApproval"):
         return {"decision": "approved" if allowed else "denied"}

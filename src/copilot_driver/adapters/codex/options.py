@@ -1,18 +1,17 @@
 """The `codex` block and its wire spellings (pure).
 
-The seed names approval policies and sandboxes in camelCase
-(`onRequest`, `workspaceWrite`); the app-server 0.169 wants
-`on-request`, `workspace-write` on `thread/start` (and camelCase only in a
-turn's `sandboxPolicy.type`). Both spellings are accepted here and mapped.
+Approval policies and sandboxes are accepted in camelCase (`onRequest`,
+`workspaceWrite`) and in the spellings the app-server 0.169 wants on
+`thread/start` (`on-request`, `workspace-write`; camelCase only in a turn's
+`sandboxPolicy.type`), and mapped to the latter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from copilot_driver.adapters.core.options import options_from_mapping
+from copilot_driver.adapters.core.options import OptionBlock
 
 BLOCK = "codex"
 DEFAULT_COMMAND = "codex app-server"
@@ -40,7 +39,9 @@ Approvals = Literal["workspace", "accept", "decline"]
 
 
 @dataclass(frozen=True)
-class CodexOptions:
+class CodexOptions(OptionBlock):
+    block = BLOCK
+
     model: str | None = None
     effort: str | None = None
     approval_policy: str = "never"
@@ -48,7 +49,7 @@ class CodexOptions:
     turn_sandbox_policy: dict[str, Any] = field(default_factory=dict)
     personality: str | None = None
     skip_git_repo_check: bool = False
-    """Reserved (the seed's field); Codex itself decides about non-git workspaces."""
+    """Accepted and unused: Codex itself decides about non-git workspaces."""
     approvals: Approvals = "workspace"
     """How command and file-change approval requests are answered:
     `workspace` accepts them inside the workspace and declines the rest."""
@@ -80,10 +81,6 @@ class CodexOptions:
             raise ValueError("effort must not be empty")
         if self.interrupt_wait_ms < 0:
             raise ValueError("interrupt_wait_ms must be 0 or more")
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any] | None) -> CodexOptions:
-        return options_from_mapping(cls, raw, block=BLOCK)
 
     def thread_params(self, workspace: str) -> dict[str, Any]:
         params: dict[str, Any] = {

@@ -14,30 +14,29 @@ import contextlib
 import json
 import logging
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from copilot_driver.adapters.copilot_cli import preflight
-from copilot_driver.adapters.copilot_cli.events import TurnParser
 from copilot_driver.adapters.copilot_cli.options import (
     DEFAULT_COMMAND,
     CopilotCliOptions,
     build_args,
 )
+from copilot_driver.adapters.copilot_cli.translate import CopilotCliTranslator
+from copilot_driver.adapters.core.agent_events import EventType
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import EventType
 from copilot_driver.adapters.core.process import AgentProcess, LineOverflow
 from copilot_driver.adapters.core.session import (
-    AdapterConfig,
     EventCallback,
     Session,
     TurnResult,
 )
-from copilot_driver.adapters.core.ssh import find_ssh, ssh_argv
-from copilot_driver.adapters.core.workspace import validate_workspace
+from copilot_driver.adapters.core.ssh import ssh_argv
+from copilot_driver.adapters.core.turn import TurnAdapter, cancelled, emit
+from copilot_driver.adapters.core.workspace import place_agent
 
 log = logging.getLogger(__name__)
 
@@ -53,55 +52,37 @@ class CopilotCliSession(Session):
     process: AgentProcess | None = None
 
 
-class CopilotCliAdapter:
+class CopilotCliAdapter(TurnAdapter[CopilotCliSession, CopilotCliOptions]):
     kind = KIND
-
-    def __init__(self, config: AdapterConfig | None = None) -> None:
-        self.config = config or AdapterConfig()
-        self.options = CopilotCliOptions.from_mapping(self.config.options)
-        self.command = self.config.command or DEFAULT_COMMAND
+    default_command = DEFAULT_COMMAND
 
     async def start_session(
         self, workspace: str | Path, *, resume_session_id: str | None = None
     ) -> CopilotCliSession:
-        ssh = self.config.ssh
-        path = validate_workspace(workspace, remote=ssh is not None)
-        env = self.config.agent_environment()
-        if ssh is not None:
-            ssh_binary = find_ssh(env)
-            return CopilotCliSession(
-                workspace=path,
-                id=resume_session_id or "",
-                ssh_host=ssh.pick_host(),
-                binary=ssh_binary,
-                remote_command=self.command,
-            )
-        binary = shutil.which(self.command, path=env.get("PATH"))
-        if binary is None:
-            raise AgentError(
-                ErrorKind.AGENT_NOT_FOUND,
-                f"the Copilot CLI {self.command!r} was not found on PATH "
-                "(install @github/copilot, or set agent.command to its path)",
-            )
-        version = await preflight.canary(binary, env, self.config.read_timeout_ms / 1000)
+        placed = place_agent(
+            self.config, workspace, self.command, agent="Copilot CLI", package="@github/copilot"
+        )
+        session = CopilotCliSession(
+            workspace=placed.workspace,
+            id=resume_session_id or "",
+            ssh_host=placed.ssh_host,
+            binary=placed.binary,
+        )
+        if placed.ssh_host is not None:
+            session.remote_command = self.command
+            return session
+        env = placed.environment
+        version = await preflight.canary(placed.binary, env, self.config.read_timeout_ms / 1000)
         source = await preflight.check_authentication(env)
         log.info(
             "copilot-cli session ready: %s, credential from %s",
             version.splitlines()[0] if version else "?",
             source,
         )
-        return CopilotCliSession(workspace=path, id=resume_session_id or "", binary=binary)
+        return session
 
-    async def run_turn(
-        self, session: Session, prompt: str, *, on_event: EventCallback
-    ) -> TurnResult:
-        if not isinstance(session, CopilotCliSession):
-            raise TypeError(f"not a {KIND} session: {session!r}")
-        async with session.lock:
-            return await self._run_turn(session, prompt, on_event)
-
-    async def stop_session(self, session: Session) -> None:
-        if isinstance(session, CopilotCliSession) and session.process is not None:
+    async def _stop_session(self, session: CopilotCliSession) -> None:
+        if session.process is not None:
             await session.process.stop()
 
     # -- one turn --------------------------------------------------------
@@ -113,7 +94,7 @@ class CopilotCliAdapter:
         continue_latest = not session.id and session.turns_run > 0
         session.turns_run += 1
         argv, cwd = self._command_line(session, prompt, continue_latest, usage_path)
-        parser = TurnParser(
+        translator = CopilotCliTranslator(
             session_id=session.id,
             usage_before=session.usage,
             report_covers_session=bool(session.id) or continue_latest,
@@ -124,46 +105,44 @@ class CopilotCliAdapter:
         except BaseException as exc:
             _discard(usage_path)
             if isinstance(exc, asyncio.CancelledError):  # asyncio stops a half-started child
-                reason = str(exc.args[0]) if exc.args else "turn cancelled"
-                self._ended(session, parser, on_event, AgentError(ErrorKind.TURN_CANCELLED, reason))
+                self._ended(session, translator, on_event, cancelled(exc))
                 raise
             if not isinstance(exc, OSError | ValueError):
                 raise
-            return self._ended(session, parser, on_event, _spawn_failure(argv[0], exc))
+            return self._ended(session, translator, on_event, _spawn_failure(argv[0], exc))
         session.process = process
         where = f"on {session.ssh_host}" if session.ssh_host else f"in {session.workspace}"
         on_event(
-            parser.event(EventType.SESSION_STARTED, f"copilot started {where} (pid {process.pid})")
+            translator.event(
+                EventType.SESSION_STARTED, f"copilot started {where} (pid {process.pid})"
+            )
         )
         try:
             try:
                 async for line in process.lines():
                     if isinstance(line, LineOverflow):
-                        events = parser.overflow(line.size)
+                        events = translator.overflow(line.size)
                     else:
-                        events = parser.feed(line)
-                    for event in events:
-                        on_event(event)
-            except OSError as exc:  # the pipe broke: the seed's scanner failure
+                        events = translator.feed(line)
+                    emit(events, on_event)
+            except OSError as exc:  # the pipe broke: the agent's output is lost
                 error = AgentError(ErrorKind.PORT_EXIT, f"reading copilot's output failed: {exc}")
-                return self._ended(session, parser, on_event, error)
+                return self._ended(session, translator, on_event, error)
             returncode = await process.wait()
             usage_report = _read_usage_file(usage_path)
         except asyncio.CancelledError as cancel:
             await process.stop()
-            reason = str(cancel.args[0]) if cancel.args else "turn cancelled"
-            self._ended(session, parser, on_event, AgentError(ErrorKind.TURN_CANCELLED, reason))
+            self._ended(session, translator, on_event, cancelled(cancel))
             raise
         finally:
             await process.stop()  # also ends anything the agent left running in its group
             session.process = None
             _discard(usage_path)
-        events, result = parser.finish(
+        events, result = translator.finish(
             returncode, stderr=process.stderr_tail(), usage_report=usage_report
         )
-        session.id, session.usage = parser.session_id, parser.usage
-        for event in events:
-            on_event(event)
+        session.id, session.usage = translator.session_id, translator.usage
+        emit(events, on_event)
         return result
 
     def _command_line(
@@ -192,15 +171,14 @@ class CopilotCliAdapter:
     def _ended(
         self,
         session: CopilotCliSession,
-        parser: TurnParser,
+        translator: CopilotCliTranslator,
         on_event: EventCallback,
         error: AgentError,
     ) -> TurnResult:
         """End a turn the agent did not end itself (spawn failure, broken pipe, cancel)."""
-        events, result = parser.fail(error)
-        session.id, session.usage = parser.session_id, parser.usage
-        for event in events:
-            on_event(event)
+        events, result = translator.fail(error)
+        session.id, session.usage = translator.session_id, translator.usage
+        emit(events, on_event)
         return result
 
 

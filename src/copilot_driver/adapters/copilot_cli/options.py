@@ -9,11 +9,9 @@ make the scoping meaningless.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from copilot_driver.adapters.core.options import options_from_mapping
+from copilot_driver.adapters.core.options import OptionBlock
 
 BLOCK = "copilot-cli"
 DEFAULT_COMMAND = "copilot"
@@ -23,7 +21,9 @@ StrOrList = str | tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class CopilotCliOptions:
+class CopilotCliOptions(OptionBlock):
+    block = BLOCK
+
     model: str | None = None
     max_autopilot_continues: int = DEFAULT_MAX_AUTOPILOT_CONTINUES
     agent: str | None = None
@@ -39,10 +39,6 @@ class CopilotCliOptions:
     def __post_init__(self) -> None:
         if self.max_autopilot_continues < 0:
             raise ValueError("max_autopilot_continues must be 0 or more")
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any] | None) -> CopilotCliOptions:
-        return options_from_mapping(cls, raw, block=BLOCK)
 
     @property
     def scopes_tools(self) -> bool:
@@ -67,7 +63,7 @@ def _values(value: StrOrList | None) -> tuple[str, ...]:
 
 def mcp_config_argument(value: str) -> str:
     """The CLI reads `--additional-mcp-config` as inline JSON, or a file when
-    prefixed with `@`; the seed's field is a path, so a path gets the `@`."""
+    prefixed with `@`; the `mcp_config` field is a path, so a path gets the `@`."""
     stripped = value.lstrip()
     if stripped.startswith(("{", "@")):
         return value

@@ -1,2 +1,3 @@
-"""What every adapter shares: events, errors, the session interface, the
-registry, process handling, SSH, the turn runner and the workflow loader."""
+"""What every adapter shares: the domain events, errors, the session
+interface, the turn skeleton, the registry and its specs, process handling,
+SSH, the turn runner and the workflow loader."""

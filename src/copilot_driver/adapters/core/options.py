@@ -1,20 +1,39 @@
 """Strict reading of an adapter's option block from WORKFLOW.md.
 
-The seed's orchestrator forwards these blocks unchecked; a typo there
-(`max_autopilot_continue: 5`) silently does nothing, which a CI user only
-finds out from a bill. Here every block is read into a frozen dataclass:
-unknown keys and wrong types are errors that name the field.
+A block forwarded unchecked turns a typo (`max_autopilot_continue: 5`) into
+a setting that silently does nothing, which a CI user only finds out from a
+bill. Here every block is read into a frozen dataclass: unknown keys and
+wrong types are errors that name the field.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 T = TypeVar("T")
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_variable_name(name: str) -> bool:
+    """A name a POSIX shell accepts for an environment variable."""
+    return _VARIABLE_NAME.fullmatch(name) is not None
+
+
+class OptionBlock:
+    """Base of an adapter's options: a frozen dataclass read from its `block`."""
+
+    block: ClassVar[str]
+    """The WORKFLOW.md block (and the prefix of every error about it)."""
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any] | None) -> Self:
+        return options_from_mapping(cls, raw, block=cls.block)
 
 
 def options_from_mapping(cls: type[T], raw: Mapping[str, Any] | None, *, block: str) -> T:

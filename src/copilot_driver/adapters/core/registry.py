@@ -1,60 +1,48 @@
 """Adapters by kind, and the preflight that runs before any session.
 
-Adapter modules register themselves on import; `get_adapter` imports the
-built-in ones lazily, so asking for one kind never loads the others.
+`BUILT_IN` lists every built-in kind with the package whose `SPEC`
+describes it; a package is imported the first time its kind is asked for,
+so asking for one kind never loads the others. `register_adapter` adds a
+kind from outside this package.
 """
 
 from __future__ import annotations
 
 import importlib
 import shutil
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
 from copilot_driver.adapters.core.session import Adapter, AdapterConfig
+from copilot_driver.adapters.core.spec import AdapterSpec
 from copilot_driver.adapters.core.ssh import find_ssh
 
-
-@dataclass(frozen=True)
-class AdapterSpec:
-    kind: str
-    factory: Callable[[AdapterConfig], Adapter]
-    requires_command: bool
-    default_command: str | None = None
-    options_block: str | None = None
-    """The WORKFLOW.md block holding this adapter's own options, if any."""
-    validate_options: Callable[[Mapping[str, Any]], object] | None = None
-    """Raises ValueError naming the bad field; used by the workflow loader."""
-
-
-_BUILT_IN = {
+BUILT_IN: dict[str, str] = {
     "copilot-cli": "copilot_driver.adapters.copilot_cli",
     "copilot-transcript": "copilot_driver.adapters.copilot_transcript",
     "codex": "copilot_driver.adapters.codex",
     "tool-loop": "copilot_driver.adapters.tool_loop",
 }
-_REGISTRY: dict[str, AdapterSpec] = {}
+_REGISTERED: dict[str, AdapterSpec] = {}
 
 
 def register_adapter(spec: AdapterSpec) -> None:
-    _REGISTRY[spec.kind] = spec
+    """Add (or replace) a kind; it takes precedence over a built-in one."""
+    _REGISTERED[spec.kind] = spec
 
 
 def adapter_kinds() -> list[str]:
-    return sorted(set(_BUILT_IN) | set(_REGISTRY))
+    return sorted(set(BUILT_IN) | set(_REGISTERED))
 
 
 def adapter_spec(kind: str) -> AdapterSpec:
-    if kind not in _REGISTRY and kind in _BUILT_IN:
-        importlib.import_module(_BUILT_IN[kind])
-    try:
-        return _REGISTRY[kind]
-    except KeyError:
-        raise ValueError(
-            f"unknown agent kind {kind!r}; known kinds: {', '.join(adapter_kinds())}"
-        ) from None
+    if kind in _REGISTERED:
+        return _REGISTERED[kind]
+    if kind not in BUILT_IN:
+        raise ValueError(f"unknown agent kind {kind!r}; known kinds: {', '.join(adapter_kinds())}")
+    spec = importlib.import_module(BUILT_IN[kind]).SPEC
+    if not isinstance(spec, AdapterSpec) or spec.kind != kind:
+        raise TypeError(f"{BUILT_IN[kind]}.SPEC is not the spec of {kind!r}: {spec!r}")
+    return spec
 
 
 def get_adapter(kind: str, config: AdapterConfig | None = None) -> Adapter:

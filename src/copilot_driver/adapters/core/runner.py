@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from copilot_driver.adapters.core.agent_events import AgentEvent
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent
 from copilot_driver.adapters.core.session import (
     Adapter,
     EventCallback,
@@ -27,6 +27,7 @@ from copilot_driver.adapters.core.session import (
     Session,
     TurnResult,
 )
+from copilot_driver.adapters.core.turn import cancelling
 from copilot_driver.redaction import Redactor
 
 DEFAULT_MAX_TURNS = 20
@@ -101,7 +102,7 @@ class TurnRunner:
                 await asyncio.wait({turn}, timeout=wake - now)
             result = await turn
         except asyncio.CancelledError:
-            if reason is None or _cancelling(asyncio.current_task()):
+            if reason is None or cancelling(asyncio.current_task()):
                 raise  # our caller cancelled us, not a limit
             return _limit_tripped(session, reason)
         finally:
@@ -146,7 +147,3 @@ def _limit_tripped(session: Session, reason: str) -> TurnResult:
 
 def _seconds(ms: int) -> str:
     return f"{ms / 1000:g} s"
-
-
-def _cancelling(task: asyncio.Task[object] | None) -> bool:
-    return task is not None and task.cancelling() > 0

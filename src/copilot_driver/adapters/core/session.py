@@ -16,8 +16,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
+from copilot_driver.adapters.core.agent_events import AgentEvent, TokenUsage
 from copilot_driver.adapters.core.errors import AgentError
-from copilot_driver.adapters.core.events import AgentEvent, TokenUsage
 from copilot_driver.adapters.core.ssh import SshSettings
 from copilot_driver.adapters.core.tools import DynamicTool
 

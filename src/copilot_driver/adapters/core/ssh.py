@@ -9,7 +9,6 @@ argument and is never interpreted by the remote shell.
 from __future__ import annotations
 
 import itertools
-import re
 import shutil
 import threading
 from collections.abc import Mapping, Sequence
@@ -17,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.options import is_variable_name
 
 HostKeyChecking = Literal["accept-new", "yes", "no"]
 HOST_KEY_CHECKING_VALUES: tuple[str, ...] = get_args(HostKeyChecking)
 
 SSH_EXIT_CONNECTION_FAILED = 255
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 EXIT_COMMAND_NOT_FOUND = 127
 
 
@@ -88,7 +87,7 @@ def remote_command(
     must not appear on any command line.
     """
     for name in [name for name, _ in environment] + list(read_from_stdin):
-        if not _ENV_NAME.fullmatch(name):
+        if not is_variable_name(name):
             raise ValueError(f"{name!r} is not an environment variable name")
     words = ["cd", shell_quote(workspace), "&&"]
     for name in read_from_stdin:

@@ -44,7 +44,7 @@ class WorkflowError(ValueError):
 
 @dataclass(frozen=True)
 class AgentBlock:
-    """The `agent` block, with the seed's names and defaults."""
+    """The `agent` block: the process settings and the orchestration limits."""
 
     kind: str | None = None
     command: str | None = None

@@ -11,18 +11,10 @@ The model gets four tools (`read_file`, `write_file`, `edit_file`,
 without a tool call, or `max_rounds` model calls.
 """
 
-from copilot_driver.adapters.core.registry import AdapterSpec, register_adapter
-from copilot_driver.adapters.tool_loop.adapter import KIND, ToolLoopAdapter, ToolLoopSession
-from copilot_driver.adapters.tool_loop.options import BLOCK, ToolLoopOptions
+from copilot_driver.adapters.core.spec import AdapterSpec
+from copilot_driver.adapters.tool_loop.adapter import ToolLoopAdapter, ToolLoopSession
+from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
 
-register_adapter(
-    AdapterSpec(
-        kind=KIND,
-        factory=ToolLoopAdapter,
-        requires_command=False,
-        options_block=BLOCK,
-        validate_options=ToolLoopOptions.from_mapping,
-    )
-)
+SPEC = AdapterSpec.of(ToolLoopAdapter)
 
-__all__ = ["ToolLoopAdapter", "ToolLoopOptions", "ToolLoopSession"]
+__all__ = ["SPEC", "ToolLoopAdapter", "ToolLoopOptions", "ToolLoopSession"]

@@ -8,8 +8,8 @@ keeps no state), so one adapter serves concurrent sessions.
 - start_session checks the workspace and spawns nothing; the session id is
   `tool-loop-<uuid>`, or the id given to resume (the history is not stored
   anywhere, so a resumed session starts with an empty conversation).
-- run_turn appends the prompt, runs the loop in a child task and maps its
-  events (see `events.py`). A turn the model never answered (the first
+- run_turn appends the prompt, runs the loop in a child task and translates
+  its events (see `translate.py`). A turn the model never answered (the first
   request failed, or was cancelled) leaves no trace in the conversation, so
   a retry of the same prompt does not send it twice.
 - stop_session cancels a running turn's task: its HTTP request is closed,
@@ -27,29 +27,30 @@ from pathlib import Path
 import httpx
 
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.session import (
-    AdapterConfig,
-    EventCallback,
-    Session,
-    TurnResult,
+from copilot_driver.adapters.core.session import AdapterConfig, EventCallback, Session, TurnResult
+from copilot_driver.adapters.core.turn import (
+    SESSION_STOPPED,
+    TurnAdapter,
+    cancelled,
+    cancelling,
+    emit,
 )
 from copilot_driver.adapters.core.workspace import validate_workspace
-from copilot_driver.adapters.tool_loop.events import TurnEvents
 from copilot_driver.adapters.tool_loop.loop import (
     DEFAULT_SYSTEM_PROMPT,
     EmitCallback,
-    StreamEvent,
+    LoopEvent,
     agentic_loop,
 )
 from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
 from copilot_driver.adapters.tool_loop.sandbox import resolve_root
 from copilot_driver.adapters.tool_loop.stream import ChatClient, Message
 from copilot_driver.adapters.tool_loop.tools import Toolbox
+from copilot_driver.adapters.tool_loop.translate import ToolLoopTranslator
 
 log = logging.getLogger(__name__)
 
 KIND = "tool-loop"
-STOPPED = "the session was stopped"
 
 
 @dataclass(eq=False, kw_only=True)
@@ -61,7 +62,7 @@ class ToolLoopSession(Session):
     turn_task: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
-class ToolLoopAdapter:
+class ToolLoopAdapter(TurnAdapter[ToolLoopSession, ToolLoopOptions]):
     kind = KIND
 
     def __init__(
@@ -70,8 +71,7 @@ class ToolLoopAdapter:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.config = config or AdapterConfig()
-        self.options = ToolLoopOptions.from_mapping(self.config.options)
+        super().__init__(config)
         self._transport = transport
         """None = the network; tests pass an `httpx.MockTransport`."""
 
@@ -116,20 +116,10 @@ class ToolLoopAdapter:
             messages=messages,
         )
 
-    async def run_turn(
-        self, session: Session, prompt: str, *, on_event: EventCallback
-    ) -> TurnResult:
-        if not isinstance(session, ToolLoopSession):
-            raise TypeError(f"not a {KIND} session: {session!r}")
-        async with session.lock:
-            return await self._run_turn(session, prompt, on_event)
-
-    async def stop_session(self, session: Session) -> None:
-        if not isinstance(session, ToolLoopSession):
-            return
+    async def _stop_session(self, session: ToolLoopSession) -> None:
         task = session.turn_task
         if task is not None and not task.done():
-            task.cancel(STOPPED)
+            task.cancel(SESSION_STOPPED)
             await asyncio.gather(task, return_exceptions=True)
 
     # -- one turn --------------------------------------------------------
@@ -138,49 +128,40 @@ class ToolLoopAdapter:
         self, session: ToolLoopSession, prompt: str, on_event: EventCallback
     ) -> TurnResult:
         options = self.options
-        mapper = TurnEvents(session.id, usage_before=session.usage, model=options.model)
-        for event in mapper.started(
-            f"tool-loop turn started in {session.workspace}: {options.model} at {options.base_url}"
-        ):
-            on_event(event)
+        translator = ToolLoopTranslator(session.id, usage_before=session.usage, model=options.model)
+        started = f"tool-loop turn started in {session.workspace}: {options.model}"
+        emit(translator.started(f"{started} at {options.base_url}"), on_event)
 
-        def emit(item: StreamEvent) -> None:
-            for event in mapper.feed(item):
-                on_event(event)
+        def relay(item: LoopEvent) -> None:
+            emit(translator.feed(item), on_event)
 
         before = len(session.messages)
         session.messages.append({"role": "user", "content": prompt})
-        inner = asyncio.create_task(self._loop(session, emit))
+        inner = asyncio.create_task(self._loop(session, relay))
         session.turn_task = inner
         try:
             await inner
         except asyncio.CancelledError as cancel:
-            ours = _cancelling(asyncio.current_task())
+            ours = cancelling(asyncio.current_task())
             if not inner.done():
                 inner.cancel()
                 await asyncio.gather(inner, return_exceptions=True)
-            reason = str(cancel.args[0]) if cancel.args and cancel.args[0] else "turn cancelled"
-            for event in mapper.fail(AgentError(ErrorKind.TURN_CANCELLED, reason)):
-                on_event(event)
-            session.usage = mapper.usage
+            result = translator.end(cancelled(cancel), on_event)
+            session.usage = translator.usage
             if ours:
                 raise  # our caller was cancelled: it must see it
-            assert mapper.result is not None
-            return mapper.result  # stopped by stop_session: the turn's outcome
+            return result  # stopped by stop_session: the turn's outcome
         finally:
             session.turn_task = None
             if len(session.messages) == before + 1:
                 # The model never answered: drop the prompt, so that running the
                 # turn again (a retry) does not send it twice.
                 session.messages.pop()
-        session.usage = mapper.usage
-        if mapper.result is None:  # the loop always ends with Done or Error; guard anyway
-            for event in mapper.fail(
-                AgentError(ErrorKind.TURN_FAILED, "the turn ended without an outcome")
-            ):
-                on_event(event)
-        assert mapper.result is not None
-        return mapper.result
+        session.usage = translator.usage
+        if translator.result is None:  # the loop always ends with FinalReply or LoopFailed
+            error = AgentError(ErrorKind.TURN_FAILED, "the turn ended without an outcome")
+            return translator.end(error, on_event)
+        return translator.result
 
     async def _loop(self, session: ToolLoopSession, emit: EmitCallback) -> None:
         options = self.options
@@ -191,7 +172,3 @@ class ToolLoopAdapter:
             await agentic_loop(
                 model, toolbox, session.messages, max_rounds=options.max_rounds, emit=emit
             )
-
-
-def _cancelling(task: asyncio.Task[object] | None) -> bool:
-    return task is not None and task.cancelling() > 0

@@ -1,24 +1,24 @@
 """The agentic loop: ask the model, run the tools it calls, repeat until it answers.
 
     for round in 1..max_rounds:
-        stream the model's answer           -> Token per text delta, Usage
-        no tool calls: record it, Done      -> the turn's reply
+        stream the model's answer           -> TextDelta per text delta, CallUsage
+        no tool calls: record it, FinalReply -> the turn's reply
         else for each call, in index order:
             ToolStart, run it, FileModified (a write or edit that succeeded), ToolDone
             append the role:tool result
-    still calling tools after max_rounds    -> Error
+    still calling tools after max_rounds    -> LoopFailed
 
-It knows nothing of HTTP or of the adapters' events: the model is anything
-with `complete()`, the events are the seed's `StreamEvent` variants (plus
-`Usage`), handed to a callback. The adapter maps them.
+It knows nothing of HTTP or of the domain events: the model is anything
+with `complete()`, the events are the `LoopEvent` variants, handed to a
+callback. `translate.py` turns them into domain events.
 
 The conversation (`messages`) is the session's and is extended in place, so
 a next turn continues it. It stays a valid chat history whatever happens:
 an assistant message with tool calls is always followed by one `role: tool`
 message per call, also when the turn is cancelled halfway through them.
 
-Tools run in a worker thread (the seed runs them on its async task, which a
-large file blocks); they run one at a time, in the order the model gave.
+Tools run in a worker thread, so a large file never blocks the event loop;
+they run one at a time, in the order the model gave.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from copilot_driver.adapters.core.agent_events import TokenUsage, shorten
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import TokenUsage, shorten
 from copilot_driver.adapters.tool_loop.stream import (
     Completion,
     Message,
@@ -52,7 +52,9 @@ INTERRUPTED = "error: the turn was stopped while this call ran; its effect is un
 
 
 @dataclass(frozen=True)
-class Token:
+class TextDelta:
+    """A piece of the model's streamed text."""
+
     text: str
 
 
@@ -61,7 +63,7 @@ class ToolStart:
     call_id: str
     name: str
     args_summary: str
-    """The `path` argument when there is one (the seed's args_summary), else the JSON, cut."""
+    """The `path` argument when there is one, else the JSON, cut."""
 
 
 @dataclass(frozen=True)
@@ -80,21 +82,25 @@ class FileModified:
 
 
 @dataclass(frozen=True)
-class Usage:
+class CallUsage:
     """The token counts of one model call (not cumulative)."""
 
     usage: TokenUsage
 
 
 @dataclass(frozen=True)
-class Done:
+class FinalReply:
+    """The model answered without a tool call: the turn's reply; the loop ends."""
+
     reply: str
     rounds: int
     api_duration_ms: int
 
 
 @dataclass(frozen=True)
-class Error:
+class LoopFailed:
+    """A model call failed, or the round cap was reached; the loop ends."""
+
     error: AgentError
     rounds: int
     api_duration_ms: int
@@ -104,8 +110,8 @@ class Error:
         return self.error.message
 
 
-StreamEvent = Token | ToolStart | ToolDone | FileModified | Usage | Done | Error
-EmitCallback = Callable[[StreamEvent], None]
+LoopEvent = TextDelta | ToolStart | ToolDone | FileModified | CallUsage | FinalReply | LoopFailed
+EmitCallback = Callable[[LoopEvent], None]
 
 
 class ChatModel(Protocol):
@@ -122,15 +128,15 @@ async def agentic_loop(
     max_rounds: int,
     emit: EmitCallback,
 ) -> None:
-    """Run rounds on `messages` (extended in place) until Done or Error is emitted.
+    """Run rounds on `messages` (extended in place) until FinalReply or LoopFailed is emitted.
 
-    Raises nothing but CancelledError: a failed model call is an Error event,
+    Raises nothing but CancelledError: a failed model call is a LoopFailed event,
     a failed tool is an error result the model sees.
     """
     api_ms = 0.0
 
     def on_token(text: str) -> None:
-        emit(Token(text))
+        emit(TextDelta(text))
 
     for round_number in range(1, max_rounds + 1):
         started = time.monotonic()
@@ -138,14 +144,14 @@ async def agentic_loop(
             completion = await model.complete(messages, on_token)
         except AgentError as error:
             api_ms += time.monotonic() - started
-            emit(Error(error, round_number, round(api_ms * 1000)))
+            emit(LoopFailed(error, round_number, round(api_ms * 1000)))
             return
         api_ms += time.monotonic() - started
         if completion.usage is not None:
-            emit(Usage(completion.usage))
+            emit(CallUsage(completion.usage))
         if not completion.tool_calls:
             messages.append({"role": "assistant", "content": completion.text})
-            emit(Done(completion.text, round_number, round(api_ms * 1000)))
+            emit(FinalReply(completion.text, round_number, round(api_ms * 1000)))
             return
         calls = _with_ids(completion.tool_calls, round_number)
         messages.append(_assistant_message(completion.text, calls))
@@ -156,7 +162,7 @@ async def agentic_loop(
         "the turn was stopped without a final answer",
         retryable=False,
     )
-    emit(Error(cap, max_rounds, round(api_ms * 1000)))
+    emit(LoopFailed(cap, max_rounds, round(api_ms * 1000)))
 
 
 async def _run_tools(

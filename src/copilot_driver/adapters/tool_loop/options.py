@@ -15,13 +15,10 @@ header is sent then.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
-from copilot_driver.adapters.core.options import options_from_mapping
+from copilot_driver.adapters.core.options import OptionBlock, is_variable_name
 
 BLOCK = "tool-loop"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -33,11 +30,11 @@ DEFAULT_REQUEST_TIMEOUT_MS = 120_000
 MIN_TOOL_RESULT_CHARS = 200
 """Below this a truncated result could not even hold its own truncation note."""
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
 
 @dataclass(frozen=True)
-class ToolLoopOptions:
+class ToolLoopOptions(OptionBlock):
+    block = BLOCK
+
     base_url: str = ""
     """Required: the endpoint's base, `{base_url}/chat/completions` is posted to."""
     model: str = ""
@@ -69,7 +66,7 @@ class ToolLoopOptions:
                 problems.append(f"base_url {self.base_url!r}: {problem}")
         if not self.model.strip():
             problems.append("model is required")
-        if not _ENV_NAME.fullmatch(self.api_key_env):
+        if not is_variable_name(self.api_key_env):
             problems.append(
                 f"api_key_env {self.api_key_env!r} is not an environment variable name "
                 "(it names the variable holding the key, it is not the key)"
@@ -86,10 +83,6 @@ class ToolLoopOptions:
             problems.append("request_timeout_ms must be 1 or more")
         if problems:
             raise ValueError("; ".join(problems))
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any] | None) -> ToolLoopOptions:
-        return options_from_mapping(cls, raw, block=BLOCK)
 
     @property
     def chat_completions_url(self) -> str:

@@ -34,8 +34,8 @@ from typing import Any
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
+from copilot_driver.adapters.core.agent_events import TokenUsage, shorten
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import TokenUsage, shorten
 from copilot_driver.adapters.core.payload import as_count
 from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
 from copilot_driver.adapters.tool_loop.tools import TOOL_DEFINITIONS
@@ -107,26 +107,30 @@ class CompletionAccumulator:
         choices = chunk.get("choices")
         if not isinstance(choices, list):
             return ""
-        added = ""
-        for choice in choices:
-            # Only the first choice is used (`n` is never asked for).
-            if not isinstance(choice, Mapping) or choice.get("index", 0) != 0:
-                continue
-            reason = choice.get("finish_reason")
-            if isinstance(reason, str) and reason:
-                self._finish_reason = reason
-            delta = choice.get("delta")
-            if not isinstance(delta, Mapping):
-                continue
-            content = delta.get("content")
-            if isinstance(content, str) and content:
-                self._text.append(content)
-                added += content
-            calls = delta.get("tool_calls")
-            if isinstance(calls, list):
-                for call in calls:
-                    if isinstance(call, Mapping):
-                        self._tool_call_fragment(call)
+        # Only the first choice is used (`n` is never asked for).
+        return "".join(
+            self._choice(choice)
+            for choice in choices
+            if isinstance(choice, Mapping) and choice.get("index", 0) == 0
+        )
+
+    def _choice(self, choice: Mapping[str, Any]) -> str:
+        """Take the first choice of one chunk; returns the text it adds."""
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            self._finish_reason = reason
+        delta = choice.get("delta")
+        if not isinstance(delta, Mapping):
+            return ""
+        content = delta.get("content")
+        added = content if isinstance(content, str) else ""
+        if added:
+            self._text.append(added)
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            for call in calls:
+                if isinstance(call, Mapping):
+                    self._tool_call_fragment(call)
         return added
 
     def _tool_call_fragment(self, call: Mapping[str, Any]) -> None:
@@ -206,7 +210,7 @@ def completion_from_json(body: Any, model: str = "") -> Completion:
 
 
 def request_body(options: ToolLoopOptions, messages: Sequence[Message]) -> dict[str, Any]:
-    """The seed's request: model, messages, tools, `tool_choice: auto`, streamed."""
+    """The request: model, messages, tools, `tool_choice: auto`, streamed."""
     body: dict[str, Any] = {
         "model": options.model,
         "messages": list(messages),

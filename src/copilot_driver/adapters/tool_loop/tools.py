@@ -2,22 +2,19 @@
 
 Every result is a string sent back to the model as a `role: tool` message.
 A failing tool never raises: its error becomes the result (`error: ...`),
-written so the model can correct itself (the seed's error recovery: an
-`edit_file` whose `old_str` is missing or ambiguous says so, the model
-reads the file again and retries).
+written so the model can correct itself (an `edit_file` whose `old_str` is
+missing or ambiguous says so, the model reads the file again and retries).
 
-Differences from the seed:
-
-- Paths go through `sandbox.locate` (absolute paths, symlinks and
-  hard-linked files are refused too, not only `..`). Each tool works on
-  the file descriptors `locate` opens beneath the root, never on a path
-  string resolved again, so nothing swapped in meanwhile is followed.
-  Writes replace a file's content in place (truncate, then write, through
-  the descriptor that passed the checks), as the seed's `write_bytes` did.
+- Paths go through `sandbox.locate` (`..`, absolute paths, symlinks and
+  hard-linked files are refused). Each tool works on the file descriptors
+  `locate` opens beneath the root, never on a path string resolved again,
+  so nothing swapped in meanwhile is followed. Writes replace a file's
+  content in place (truncate, then write, through the descriptor that
+  passed the checks).
 - Results longer than `max_result_chars` are cut, with a note saying how
-  much was cut (the seed sends everything, which can fill the context
-  window). `read_file` cuts at a line boundary and says which `start_line`
-  reads on; it also takes an optional line range so the model can page.
+  much was cut (a whole large file could fill the context window).
+  `read_file` cuts at a line boundary and says which `start_line` reads
+  on; it also takes an optional line range so the model can page.
 - `edit_file` counts overlapping matches too (`aa` in `aaa` is ambiguous),
   names where the matches are, and matches an LF `old_str` against a CRLF
   file.
@@ -141,7 +138,7 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 
 def path_argument(raw: str) -> str | None:
-    """The `path` argument for display (the seed's args_summary), if there is one."""
+    """The `path` argument for display (a tool start's summary), if there is one."""
     try:
         value = parse_arguments(raw).get("path")
     except ToolError:

@@ -27,11 +27,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from copilot_driver.adapters.codex import CodexAdapter
-from copilot_driver.adapters.core.events import AgentEvent, EventType
+from copilot_driver.adapters.core.agent_events import AgentEvent, EventType
 from copilot_driver.adapters.core.session import DEFAULT_READ_TIMEOUT_MS, AdapterConfig
 from copilot_driver.adapters.core.ssh import SshSettings
 from copilot_driver.adapters.core.tools import DynamicTool

@@ -22,15 +22,15 @@ import pytest
 from copilot_driver.adapters.codex import CodexAdapter, CodexSession
 from copilot_driver.adapters.codex import adapter as adapter_module
 from copilot_driver.adapters.codex.adapter import CLIENT_INFO
+from copilot_driver.adapters.core.agent_events import EventType, TokenUsage
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import EventType, TokenUsage
 from copilot_driver.adapters.core.session import AdapterConfig, ExitReason, Session, TurnResult
 from copilot_driver.adapters.core.ssh import SshSettings
 from copilot_driver.adapters.core.tools import DynamicTool, ToolOutput
 
 if TYPE_CHECKING:
-    from tests.unit.adapters.codex.conftest import FakeCodex, Recorder, Script, Transcript
-    from tests.unit.adapters.conftest import Pids
+    from unit.adapters.codex.conftest import FakeCodex, Recorder, Script, Transcript
+    from unit.adapters.conftest import Pids
 
 TERMINAL = (EventType.TURN_COMPLETED, EventType.TURN_FAILED, EventType.TURN_CANCELLED)
 LOOKUP_SCHEMA = {

@@ -20,7 +20,7 @@ from copilot_driver.adapters.core.session import AdapterConfig
 from copilot_driver.adapters.core.tools import DynamicTool, ToolOutput, ToolRegistry
 
 if TYPE_CHECKING:
-    from tests.unit.adapters.codex.conftest import CodexSchemas
+    from unit.adapters.codex.conftest import CodexSchemas
 
 WORKSPACE = "/srv/work/issue-42"
 PROMPT = "Fix the failing test; don't touch 'docs/'."

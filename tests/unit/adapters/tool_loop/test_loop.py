@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
+from copilot_driver.adapters.core.agent_events import TokenUsage
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import TokenUsage
 from copilot_driver.adapters.tool_loop.loop import (
-    Done,
-    Error,
+    CallUsage,
     FileModified,
-    StreamEvent,
-    Token,
+    FinalReply,
+    LoopEvent,
+    LoopFailed,
+    TextDelta,
     ToolDone,
     ToolStart,
-    Usage,
     agentic_loop,
     args_summary,
     result_summary,
@@ -70,8 +70,8 @@ def root(tmp_path: Path) -> Path:
 
 async def run(
     model: FakeModel, root: Path, *, max_rounds: int = 20, limit: int = 20_000
-) -> tuple[list[StreamEvent], list[Message]]:
-    events: list[StreamEvent] = []
+) -> tuple[list[LoopEvent], list[Message]]:
+    events: list[LoopEvent] = []
     messages: list[Message] = [{"role": "user", "content": "go"}]
     toolbox = Toolbox(root, max_result_chars=limit)
     await agentic_loop(model, toolbox, messages, max_rounds=max_rounds, emit=events.append)
@@ -95,9 +95,9 @@ def assert_valid_history(messages: Sequence[Message]) -> None:
 async def test_a_text_answer_ends_the_turn_at_once(root: Path) -> None:
     model = FakeModel(Completion(text="all good", usage=TokenUsage(5, 1)))
     events, messages = await run(model, root)
-    assert events[:2] == [Token("all"), Token("good")]
-    assert events[2] == Usage(TokenUsage(5, 1))
-    assert isinstance(events[-1], Done)
+    assert events[:2] == [TextDelta("all"), TextDelta("good")]
+    assert events[2] == CallUsage(TokenUsage(5, 1))
+    assert isinstance(events[-1], FinalReply)
     assert events[-1].reply == "all good"
     assert events[-1].rounds == 1
     assert messages[-1] == {"role": "assistant", "content": "all good"}
@@ -115,9 +115,9 @@ async def test_tool_calls_run_in_order_and_their_results_reach_the_model(root: P
     events, messages = await run(model, root)
 
     assert (root / "a.txt").read_text() == "beta\n"
-    kinds = [type(e).__name__ for e in events if not isinstance(e, Token | Usage)]
-    # The seed's order: ToolStart, execute, FileModified (on success), ToolDone.
-    assert kinds == ["ToolStart", "ToolDone", "ToolStart", "FileModified", "ToolDone", "Done"]
+    kinds = [type(e).__name__ for e in events if not isinstance(e, TextDelta | CallUsage)]
+    # The order: ToolStart, execute, FileModified (on success), ToolDone.
+    assert kinds == ["ToolStart", "ToolDone", "ToolStart", "FileModified", "ToolDone", "FinalReply"]
     starts = [e for e in events if isinstance(e, ToolStart)]
     assert [(s.call_id, s.name, s.args_summary) for s in starts] == [
         ("c1", "read_file", "a.txt"),
@@ -145,7 +145,7 @@ async def test_invalid_json_arguments_are_fed_back_as_an_error_not_a_crash(root:
     assert "not valid JSON" in done[0].result_summary
     (fed_back,) = tool_messages(model.calls[1])
     assert fed_back.startswith("error: the arguments are not valid JSON")
-    assert isinstance(events[-1], Done)
+    assert isinstance(events[-1], FinalReply)
     # The model's own (broken) arguments stay in the history, as it sent them.
     assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"path": "a.txt"'
 
@@ -169,18 +169,18 @@ async def test_the_round_cap_stops_a_model_that_always_calls_a_tool(root: Path) 
     assert len(model.calls) == 3
     assert len([e for e in events if isinstance(e, ToolStart)]) == 3
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, LoopFailed)
     assert last.error.kind is ErrorKind.TURN_FAILED
     assert not last.error.retryable
     assert "after 3 rounds (max_rounds)" in last.message
-    assert not [e for e in events if isinstance(e, Done)]
+    assert not [e for e in events if isinstance(e, FinalReply)]
     assert_valid_history(messages)  # the last round's results are still recorded
 
 
 async def test_the_last_allowed_round_may_still_answer(root: Path) -> None:
     model = FakeModel(calls(tool("list_directory", {})), Completion(text="ok"))
     events, _ = await run(model, root, max_rounds=2)
-    assert isinstance(events[-1], Done)
+    assert isinstance(events[-1], FinalReply)
 
 
 async def test_a_failed_model_call_is_an_error_event_with_its_kind(root: Path) -> None:
@@ -188,7 +188,7 @@ async def test_a_failed_model_call_is_an_error_event_with_its_kind(root: Path) -
     model = FakeModel(calls(tool("list_directory", {})), failure)
     events, _ = await run(model, root)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, LoopFailed)
     assert last.error is failure
     assert last.rounds == 2
 

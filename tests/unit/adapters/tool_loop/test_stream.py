@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from copilot_driver.adapters.core.agent_events import TokenUsage
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import TokenUsage
 from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
 from copilot_driver.adapters.tool_loop.stream import (
     ChatClient,

@@ -1,4 +1,4 @@
-"""TurnMapper and the failure classes: the seed's event table on the real shapes.
+"""CodexTranslator and the failure classes: the seed's event table on the real shapes.
 
 Every notification the table tests feed is first checked against the
 generated ServerNotification schema, so the shapes are the app-server's,
@@ -16,19 +16,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copilot_driver.adapters.codex.events import (
+from copilot_driver.adapters.codex.translate import (
     AGENT_MESSAGE_LIMIT,
-    TurnMapper,
+    CodexTranslator,
     classify_failure,
     error_info_name,
     usage_from,
 )
+from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.session import ExitReason
 
 if TYPE_CHECKING:
-    from tests.unit.adapters.codex.conftest import CodexSchemas, Transcript
+    from unit.adapters.codex.conftest import CodexSchemas, Transcript
 
 THREAD = "01a1fcc7-01df-72a1-948b-eab62c1c102c"
 TURN = "01a1fcc7-01f7-78d2-a31f-a3a44820af92"
@@ -44,18 +44,18 @@ class Clock:
         return self.now
 
 
-def mapper(clock: Clock | None = None, **fields: Any) -> TurnMapper:
-    return TurnMapper(thread_id=THREAD, pid=PID, clock=clock or Clock(), **fields)
+def mapper(clock: Clock | None = None, **fields: Any) -> CodexTranslator:
+    return CodexTranslator(session_id=THREAD, pid=PID, clock=clock or Clock(), **fields)
 
 
-Feed = Callable[[TurnMapper, str, Any], list[AgentEvent]]
+Feed = Callable[[CodexTranslator, str, Any], list[AgentEvent]]
 
 
 @pytest.fixture
 def feed(codex_schemas: CodexSchemas) -> Feed:
     """Feeds one notification, after checking it is one the app-server can send."""
 
-    def run(target: TurnMapper, method: str, params: Any) -> list[AgentEvent]:
+    def run(target: CodexTranslator, method: str, params: Any) -> list[AgentEvent]:
         problems = codex_schemas.problems_with_server_message({"method": method, "params": params})
         assert problems == [], f"not a real {method}: {problems}"
         return target.feed(method, params)
@@ -178,7 +178,7 @@ def test_the_session_start_names_the_thread_and_the_pid() -> None:
         f"codex thread {THREAD}, pid {PID}",
         THREAD,
     )
-    without_pid = TurnMapper(thread_id=THREAD).session_started()
+    without_pid = CodexTranslator(session_id=THREAD).session_started()
     assert without_pid.message == f"codex thread {THREAD}"
 
 
@@ -279,7 +279,7 @@ def test_a_failed_turn_without_error_uses_the_last_error_notification(feed: Feed
 
 
 def test_an_interrupted_turn_is_cancelled(feed: Feed) -> None:
-    target = mapper(usage=TokenUsage(input_tokens=5))
+    target = mapper(usage_before=TokenUsage(input_tokens=5))
     feed(target, "turn/completed", {"threadId": THREAD, "turn": turn("interrupted")})
     events, result = target.finish()
     assert [(e.type, e.error_kind) for e in events] == [
@@ -329,7 +329,7 @@ def test_the_reply_joins_the_agent_messages(feed: Feed) -> None:
 
 
 def test_fail_reports_an_adapter_side_failure() -> None:
-    target = mapper(usage=TokenUsage(output_tokens=3))
+    target = mapper(usage_before=TokenUsage(output_tokens=3))
     events, result = target.fail(AgentError(ErrorKind.PORT_EXIT, "codex app-server exited"))
     assert [(e.type, e.error_kind, e.message, e.usage) for e in events] == [
         (
@@ -531,7 +531,7 @@ def test_diff_updates_are_not_events(feed: Feed) -> None:
 
 
 def test_token_usage_is_the_running_total(feed: Feed) -> None:
-    target = mapper(usage=TokenUsage(input_tokens=1, output_tokens=1))
+    target = mapper(usage_before=TokenUsage(input_tokens=1, output_tokens=1))
     (first,) = feed(target, "thread/tokenUsage/updated", usage_params(240, 24, 40))
     (second,) = feed(target, "thread/tokenUsage/updated", usage_params(360, 36, 60))
     expected = TokenUsage(input_tokens=360, output_tokens=36, cached_input_tokens=60)
@@ -546,7 +546,7 @@ def test_token_usage_is_the_running_total(feed: Feed) -> None:
     [None, {}, {"total": None}, {"total": {}}, {"last": {"inputTokens": 5}}, "x", []],
 )
 def test_usage_without_a_total_is_skipped(token_usage: Any) -> None:
-    target = mapper(usage=TokenUsage(input_tokens=7))
+    target = mapper(usage_before=TokenUsage(input_tokens=7))
     assert target.feed("thread/tokenUsage/updated", {"tokenUsage": token_usage}) == []
     assert target.usage == TokenUsage(input_tokens=7)
     assert usage_from(token_usage) is None
@@ -807,7 +807,7 @@ def replay(transcript: Transcript) -> Replayed:
     all_events: list[list[AgentEvent]] = []
     results = []
     for index, notifications in enumerate(transcript.turns()):
-        target = TurnMapper(thread_id, usage=usage, pid=PID, clock=clock)
+        target = CodexTranslator(thread_id, usage_before=usage, pid=PID, clock=clock)
         # As the adapter does: session_started first on the session's first turn.
         events: list[AgentEvent] = [target.session_started()] if index == 0 else []
         for method, params in notifications:

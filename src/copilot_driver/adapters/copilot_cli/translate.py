@@ -1,10 +1,10 @@
-"""Copilot CLI JSON Lines -> normalised events, and the turn's outcome (pure).
+"""Copilot CLI JSON Lines -> domain events, and the turn's outcome (pure).
 
-`TurnParser` sees one turn: every stdout line in order, then the process's
-exit status. It never raises on input: a line that is not a JSON object is
-a `malformed` event, an unknown event type is an `other_message`, a field of
-the wrong type is ignored. CLI versions change their stream; a parser that
-crashes on a new shape loses the whole turn.
+`CopilotCliTranslator` sees one turn: every stdout line in order, then the
+process's exit status. It never raises on input: a line that is not a JSON
+object is a `malformed` event, an unknown event type is an `other_message`,
+a field of the wrong type is ignored. CLI versions change their stream; a
+translator that crashes on a new shape loses the whole turn.
 
 Token accounting: output tokens from `assistant.message.outputTokens` (and
 `assistant.usage`, when the CLI emits it) add up while the turn runs; when
@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage, shorten
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent, EventType, TokenUsage, shorten
 from copilot_driver.adapters.core.payload import (
     as_count,
     as_int_or_none,
@@ -33,8 +33,9 @@ from copilot_driver.adapters.core.payload import (
     as_mapping,
     as_str,
 )
-from copilot_driver.adapters.core.session import ExitReason, TurnResult
+from copilot_driver.adapters.core.session import TurnResult
 from copilot_driver.adapters.core.ssh import EXIT_COMMAND_NOT_FOUND, SSH_EXIT_CONNECTION_FAILED
+from copilot_driver.adapters.core.turn import Handler, TurnTranslator
 
 log = logging.getLogger(__name__)
 
@@ -95,29 +96,17 @@ def usage_from_report(report: Any) -> TokenUsage | None:
 
 
 @dataclass
-class TurnParser:
-    session_id: str = ""
-    usage_before: TokenUsage = field(default_factory=TokenUsage)
-    """The session's totals before this turn; events report running totals."""
+class CopilotCliTranslator(TurnTranslator):
+    agent_name: str = "copilot"
     report_covers_session: bool = False
     """True when the turn resumed an existing CLI session: the CLI's usage
     report then holds the whole session's totals, not just this turn's."""
-    agent_name: str = "copilot"
     ssh_host: str | None = None
     clock: Callable[[], float] = time.monotonic
 
     result: ResultLine | None = None
-    replies: list[str] = field(default_factory=list)
     last_error: str | None = None
-    turn_usage: TokenUsage = field(default_factory=TokenUsage)
     _in_flight: dict[str, tuple[str, float]] = field(default_factory=dict)
-
-    @property
-    def usage(self) -> TokenUsage:
-        return self.usage_before + self.turn_usage
-
-    def event(self, type_: EventType, message: str = "", **fields: Any) -> AgentEvent:
-        return AgentEvent(type_, session_id=self.session_id, message=shorten(message), **fields)
 
     # -- stdout ------------------------------------------------------------
 
@@ -137,13 +126,7 @@ class TurnParser:
             if self.result.session_id:
                 self.session_id = self.result.session_id
             return []
-        if kind in _DEBUG_ONLY:
-            log.debug("copilot %s", kind)
-            return []
-        handler = _HANDLERS.get(kind)
-        if handler is None:
-            return [self.event(EventType.OTHER_MESSAGE, kind, raw_type=kind)]
-        return [event.replace(raw_type=kind) for event in handler(self, data)]
+        return self.dispatch(kind, data, _HANDLERS, debug_only=_DEBUG_ONLY)
 
     def overflow(self, size: int) -> list[AgentEvent]:
         return [
@@ -234,13 +217,14 @@ class TurnParser:
     def finish(
         self, returncode: int, *, stderr: str = "", usage_report: Any = None
     ) -> tuple[list[AgentEvent], TurnResult]:
-        """The turn's last events and result, from the exit status (the seed's table)."""
+        """The turn's last events and result, from the exit status and the result line."""
         events: list[AgentEvent] = []
         reported = usage_from_report(usage_report) if usage_report is not None else None
         if reported is not None:
             if self.report_covers_session:
-                self.usage_before = TokenUsage(model=self.usage_before.model)
-            self.turn_usage = reported
+                self.replace_usage(reported)
+            else:
+                self.turn_usage = reported
             events.append(self.event(EventType.TOKEN_USAGE, usage=self.usage))
         api_ms = self.result.api_duration_ms if self.result else None
 
@@ -279,21 +263,8 @@ class TurnParser:
                 f"{self.agent_name} exited with status {returncode} before reporting a result"
                 f"{_detail(stderr)}",
             )
-        events.append(
-            self.event(
-                EventType.TURN_COMPLETED,
-                "turn completed",
-                usage=self.usage,
-                api_duration_ms=api_ms,
-            )
-        )
-        return events, TurnResult(
-            session_id=self.session_id,
-            exit_reason=ExitReason.COMPLETED,
-            usage=self.usage,
-            reply="\n\n".join(self.replies),
-            api_duration_ms=api_ms,
-        )
+        final, result = self.complete(api_duration_ms=api_ms)
+        return [*events, final], result
 
     def _end(
         self,
@@ -306,40 +277,19 @@ class TurnParser:
         final, result = self.fail(AgentError(kind, message), api_duration_ms=api_ms)
         return events + final, result
 
-    def fail(
-        self, error: AgentError, *, api_duration_ms: int | None = None
-    ) -> tuple[list[AgentEvent], TurnResult]:
-        """The final event and result of a turn that ended with `error`."""
-        cancelled = error.kind is ErrorKind.TURN_CANCELLED
-        event = self.event(
-            EventType.TURN_CANCELLED if cancelled else EventType.TURN_FAILED,
-            error.message,
-            error_kind=error.kind,
-            usage=self.usage,
-            api_duration_ms=api_duration_ms,
-        )
-        return [event], TurnResult(
-            session_id=self.session_id,
-            exit_reason=ExitReason.CANCELLED if cancelled else ExitReason.FAILED,
-            usage=self.usage,
-            error=error,
-            reply="\n\n".join(self.replies),
-            api_duration_ms=api_duration_ms,
-        )
 
-
-_HANDLERS: dict[str, Callable[[TurnParser, Mapping[str, Any]], list[AgentEvent]]] = {
-    "assistant.message_delta": TurnParser._message_delta,
-    "assistant.message": TurnParser._message,
-    "assistant.usage": TurnParser._usage,
+_HANDLERS: dict[str, Handler] = {
+    "assistant.message_delta": CopilotCliTranslator._message_delta,
+    "assistant.message": CopilotCliTranslator._message,
+    "assistant.usage": CopilotCliTranslator._usage,
     "assistant.turn_start": lambda p, d: p._turn_boundary(d, "started"),
     "assistant.turn_end": lambda p, d: p._turn_boundary(d, "ended"),
-    "tool.execution_start": TurnParser._tool_start,
-    "tool.execution_complete": TurnParser._tool_complete,
+    "tool.execution_start": CopilotCliTranslator._tool_start,
+    "tool.execution_complete": CopilotCliTranslator._tool_complete,
     "session.warning": lambda p, d: p._text(d, "message", warn=True),
     "session.info": lambda p, d: p._text(d, "message"),
     "session.task_complete": lambda p, d: p._text(d, "summary"),
-    "session.error": TurnParser._session_error,
+    "session.error": CopilotCliTranslator._session_error,
 }
 
 

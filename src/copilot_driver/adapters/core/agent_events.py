@@ -1,8 +1,10 @@
-"""The normalised events every adapter emits, whatever agent it drives.
+"""The domain events every adapter emits, whatever agent it drives.
 
-One small, flat, typed record for all of them, so a consumer (a log, a
-dashboard, the JSON Lines printer) handles one shape. Fields that do not
-apply to an event type stay `None` and are left out of the JSON form.
+`AgentEvent` is one small, flat, typed record for all of them, so a
+consumer (a log, a dashboard, the JSON Lines printer) handles one shape.
+Fields that do not apply to an event type stay `None` and are left out of
+the JSON form. `TokenUsage` is the token count events and results carry.
+Each adapter's `translate.py` turns its agent's output into these events.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from copilot_driver.adapters.core.errors import ErrorKind
+from copilot_driver.formatting import iso_utc
 
 MESSAGE_LIMIT = 500
 """Longest `message` an event carries; longer text is cut with an ellipsis."""
@@ -70,7 +73,9 @@ def _now() -> datetime:
 
 
 def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """At most `limit` characters (cut with an ellipsis), so events stay readable."""
+    """At most `limit` characters, cut with a one-character ellipsis (`…`), line
+    breaks kept, so events stay readable. (`copilot_driver.formatting.shorten`
+    cuts with `...` and joins lines: not the form the events promise.)"""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -95,7 +100,7 @@ class AgentEvent:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "type": self.type.value,
-            "timestamp": self.timestamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "timestamp": iso_utc(self.timestamp),
             "session_id": self.session_id,
         }
         if self.message:

@@ -2,30 +2,30 @@
 
 from __future__ import annotations
 
+from copilot_driver.adapters.core.agent_events import EventType, TokenUsage
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import EventType, TokenUsage
 from copilot_driver.adapters.core.session import ExitReason
-from copilot_driver.adapters.tool_loop.events import TEXT_BATCH_CHARS, TurnEvents
 from copilot_driver.adapters.tool_loop.loop import (
-    Done,
-    Error,
+    CallUsage,
     FileModified,
-    Token,
+    FinalReply,
+    LoopFailed,
+    TextDelta,
     ToolDone,
     ToolStart,
-    Usage,
 )
+from copilot_driver.adapters.tool_loop.translate import TEXT_BATCH_CHARS, ToolLoopTranslator
 
 
-def mapper() -> TurnEvents:
-    return TurnEvents("tool-loop-1", usage_before=TokenUsage(100, 10, model="m"), model="m")
+def mapper() -> ToolLoopTranslator:
+    return ToolLoopTranslator("tool-loop-1", usage_before=TokenUsage(100, 10, model="m"), model="m")
 
 
 def test_text_is_batched_by_line_not_sent_per_token() -> None:
     events = mapper()
-    assert events.feed(Token("Hel")) == []
-    assert events.feed(Token("lo")) == []
-    (line,) = events.feed(Token(" world\n"))
+    assert events.feed(TextDelta("Hel")) == []
+    assert events.feed(TextDelta("lo")) == []
+    (line,) = events.feed(TextDelta(" world\n"))
     assert line.type is EventType.NOTIFICATION
     assert line.message == "Hello world\n"
     assert line.session_id == "tool-loop-1"
@@ -33,13 +33,13 @@ def test_text_is_batched_by_line_not_sent_per_token() -> None:
 
 def test_a_long_run_of_text_without_newline_is_flushed_at_the_batch_size() -> None:
     events = mapper()
-    out = [e for _ in range(TEXT_BATCH_CHARS) for e in events.feed(Token("x"))]
+    out = [e for _ in range(TEXT_BATCH_CHARS) for e in events.feed(TextDelta("x"))]
     assert [e.message for e in out] == ["x" * TEXT_BATCH_CHARS]
 
 
 def test_pending_text_goes_out_before_the_next_event() -> None:
     events = mapper()
-    events.feed(Token("Reading it"))
+    events.feed(TextDelta("Reading it"))
     text, start = events.feed(ToolStart("c1", "read_file", "a.txt"))
     assert text.message == "Reading it"
     assert start.type is EventType.NOTIFICATION
@@ -66,17 +66,17 @@ def test_file_modified_is_a_notification_naming_the_path() -> None:
 
 def test_usage_is_reported_as_the_sessions_running_total() -> None:
     events = mapper()
-    events.feed(Usage(TokenUsage(10, 5)))
-    (second,) = events.feed(Usage(TokenUsage(20, 1, 4, "m-2024")))
+    events.feed(CallUsage(TokenUsage(10, 5)))
+    (second,) = events.feed(CallUsage(TokenUsage(20, 1, 4, "m-2024")))
     assert second.type is EventType.TOKEN_USAGE
     assert second.usage == TokenUsage(130, 16, 4, "m-2024")
 
 
 def test_done_completes_the_turn_with_the_reply() -> None:
     events = mapper()
-    events.feed(Usage(TokenUsage(1, 1)))
-    events.feed(Token("All done"))
-    text, final = events.feed(Done("All done", rounds=2, api_duration_ms=40))
+    events.feed(CallUsage(TokenUsage(1, 1)))
+    events.feed(TextDelta("All done"))
+    text, final = events.feed(FinalReply("All done", rounds=2, api_duration_ms=40))
     assert text.message == "All done"
     assert final.type is EventType.TURN_COMPLETED
     assert final.message == "All done"
@@ -90,7 +90,7 @@ def test_done_completes_the_turn_with_the_reply() -> None:
 def test_an_error_fails_the_turn_with_its_kind() -> None:
     events = mapper()
     error = AgentError(ErrorKind.TURN_FAILED, "still calling tools after 20 rounds")
-    (final,) = events.feed(Error(error, rounds=20, api_duration_ms=7))
+    (final,) = events.feed(LoopFailed(error, rounds=20, api_duration_ms=7))
     assert final.type is EventType.TURN_FAILED
     assert final.error_kind is ErrorKind.TURN_FAILED
     assert final.message == "still calling tools after 20 rounds"
@@ -101,7 +101,7 @@ def test_an_error_fails_the_turn_with_its_kind() -> None:
 
 def test_a_cancellation_is_turn_cancelled() -> None:
     events = mapper()
-    (final,) = events.fail(AgentError(ErrorKind.TURN_CANCELLED, "stalled"))
+    (final,), _ = events.fail(AgentError(ErrorKind.TURN_CANCELLED, "stalled"))
     assert final.type is EventType.TURN_CANCELLED
     assert events.result is not None
     assert events.result.exit_reason is ExitReason.CANCELLED

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.runner import RunnerLimits, TurnRunner
 from copilot_driver.adapters.core.session import (
     EventCallback,

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from copilot_driver.adapters.core.process import MAX_LINE_BYTES, AgentProcess, LineOverflow
 
 if TYPE_CHECKING:
-    from tests.unit.adapters.conftest import Pids
+    from unit.adapters.conftest import Pids
 
 Spawn = Callable[[str], Awaitable[AgentProcess]]
 Line = str | LineOverflow

@@ -11,7 +11,7 @@ import pytest
 from copilot_driver.adapters.core.tools import DynamicTool, ToolOutput, ToolRegistry
 
 FULL_SESSION = (
-    Path(__file__).resolve().parents[2]
+    Path(__file__).resolve().parents[3]
     / "data"
     / "codex-app-server"
     / "full-session-hi-dynamic-tool-shell.jsonl"

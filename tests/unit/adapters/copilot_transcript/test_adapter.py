@@ -29,15 +29,16 @@ from copilot_driver.adapters.copilot_transcript import (
     strip_ansi,
 )
 from copilot_driver.adapters.core import registry
+from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.session import AdapterConfig, ExitReason, TurnResult
 from copilot_driver.adapters.core.ssh import SshSettings
+from helpers.fake_processes import recorded_argvs
 
 if TYPE_CHECKING:
-    from tests.unit.adapters.conftest import FakeCopilot
+    from unit.adapters.conftest import FakeCopilot
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "copilot-cli"
+DATA = Path(__file__).resolve().parents[3] / "data" / "copilot-cli"
 CLI_SESSION_ID = "cli-session-0001"
 """The id the (stateless) CLI reports; the transcript session must never use it."""
 CLI_FLAGS = [
@@ -407,8 +408,8 @@ async def test_turns_run_over_ssh_without_canary_or_resume(
     await run(adapter, session, "hello")
     await run(adapter, session, "how are you?")
 
-    remotes = [shlex.split(str(call[-1])) for call in fp.calls]
-    assert [str(call[-2]) for call in fp.calls] == ["host-a", "host-a"]
+    remotes = [shlex.split(call[-1]) for call in recorded_argvs(fp)]
+    assert [call[-2] for call in recorded_argvs(fp)] == ["host-a", "host-a"]
     assert remotes[1] == [
         "cd", "/srv/ws", "&&", "copilot", "-p",
         expected_prompt([("hello", "hi there")], "how are you?"),

@@ -1,8 +1,8 @@
-"""Codex app-server notifications -> normalised events, and failure classes (pure).
+"""Codex app-server notifications -> domain events, and failure classes (pure).
 
-`TurnMapper` sees the notifications of one turn in order. It never raises
-on input: wrong types are ignored, unknown methods become `other_message`.
-Corrections to the seed from the real app-server (0.169): usage arrives in
+`CodexTranslator` sees the notifications of one turn in order. It never
+raises on input: wrong types are ignored, unknown methods become
+`other_message`. As the app-server (0.169) sends them: usage arrives in
 `thread/tokenUsage/updated` (`tokenUsage.total` is the thread's running
 total), not in `turn/completed`; `codexErrorInfo` is camelCase, a string or
 a one-key object; mid-turn failures also arrive as `error` notifications,
@@ -17,10 +17,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage, shorten
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent, EventType, TokenUsage, shorten
 from copilot_driver.adapters.core.payload import as_count, as_list, as_mapping, as_str
-from copilot_driver.adapters.core.session import ExitReason, TurnResult
+from copilot_driver.adapters.core.session import TurnResult
+from copilot_driver.adapters.core.turn import Handler, TurnTranslator
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def classify_failure(info: Any) -> tuple[ErrorKind, bool]:
     a retry cannot fix it.
     """
     name, details = error_info_name(info)
-    name = name[:1].lower() + name[1:]  # the seed wrote PascalCase
+    name = name[:1].lower() + name[1:]  # PascalCase spellings name the same failures
     if details.get("httpStatusCode") in _AUTH_STATUSES:
         return ErrorKind.RESPONSE_ERROR, False
     return _FAILURES.get(name, (ErrorKind.TURN_FAILED, True))
@@ -85,9 +86,10 @@ def usage_from(token_usage: Any) -> TokenUsage | None:
 
 
 @dataclass
-class TurnMapper:
-    thread_id: str
-    usage: TokenUsage = field(default_factory=TokenUsage)
+class CodexTranslator(TurnTranslator):
+    """One turn of a Codex thread; the session id is the thread id."""
+
+    agent_name: str = "codex"
     pid: int | None = None
     clock: Callable[[], float] = time.monotonic
 
@@ -95,22 +97,11 @@ class TurnMapper:
     completed: Mapping[str, Any] | None = None
     """The `turn` of this turn's `turn/completed`, once it arrived."""
     last_error: str | None = None
-    replies: list[str] = field(default_factory=list)
     input_required: bool = False
     _in_flight: dict[str, tuple[str, float]] = field(default_factory=dict)
 
-    def event(self, type_: EventType, message: str = "", **fields: Any) -> AgentEvent:
-        return AgentEvent(type_, session_id=self.thread_id, message=shorten(message), **fields)
-
     def feed(self, method: str, params: Any) -> list[AgentEvent]:
-        data = as_mapping(params)
-        if method in _DEBUG_ONLY:
-            log.debug("codex %s", method)
-            return []
-        handler = _HANDLERS.get(method)
-        if handler is None:
-            return [self.event(EventType.OTHER_MESSAGE, method, raw_type=method)]
-        return [event.replace(raw_type=method) for event in handler(self, data)]
+        return self.dispatch(method, as_mapping(params), _HANDLERS, debug_only=_DEBUG_ONLY)
 
     def _turn_started(self, data: Mapping[str, Any]) -> list[AgentEvent]:
         turn_id = as_str(as_mapping(data.get("turn")).get("id"))
@@ -122,7 +113,7 @@ class TurnMapper:
         """The first event of a session's first turn (emitted by the adapter before
         `turn/start`, so it comes first whatever Codex notifies meanwhile)."""
         pid = f", pid {self.pid}" if self.pid else ""
-        return self.event(EventType.SESSION_STARTED, f"codex thread {self.thread_id}{pid}")
+        return self.event(EventType.SESSION_STARTED, f"codex thread {self.session_id}{pid}")
 
     def _turn_completed(self, data: Mapping[str, Any]) -> list[AgentEvent]:
         turn = as_mapping(data.get("turn"))
@@ -179,7 +170,7 @@ class TurnMapper:
         usage = usage_from(data.get("tokenUsage"))
         if usage is None:
             return []
-        self.usage = usage
+        self.replace_usage(usage)
         return [self.event(EventType.TOKEN_USAGE, usage=self.usage)]
 
     def _error(self, data: Mapping[str, Any]) -> list[AgentEvent]:
@@ -205,8 +196,8 @@ class TurnMapper:
         status = as_str(turn.get("status"))
         usage_event = self.event(EventType.TOKEN_USAGE, usage=self.usage)
         if status == "completed":
-            final = self.event(EventType.TURN_COMPLETED, "turn completed", usage=self.usage)
-            return [usage_event, final], self._result(ExitReason.COMPLETED)
+            final, result = self.complete()
+            return [usage_event, final], result
         if status == "interrupted":
             events, result = self.fail(AgentError(ErrorKind.TURN_CANCELLED, "turn interrupted"))
             return [usage_event, *events], result
@@ -221,39 +212,19 @@ class TurnMapper:
         final_events, result = self.fail(AgentError(kind, message, retryable=retryable))
         return [usage_event, *final_events], result
 
-    def fail(self, error: AgentError) -> tuple[list[AgentEvent], TurnResult]:
-        cancelled = error.kind is ErrorKind.TURN_CANCELLED
-        event = self.event(
-            EventType.TURN_CANCELLED if cancelled else EventType.TURN_FAILED,
-            error.message,
-            error_kind=error.kind,
-            usage=self.usage,
-        )
-        reason = ExitReason.CANCELLED if cancelled else ExitReason.FAILED
-        return [event], self._result(reason, error)
 
-    def _result(self, reason: ExitReason, error: AgentError | None = None) -> TurnResult:
-        return TurnResult(
-            session_id=self.thread_id,
-            exit_reason=reason,
-            usage=self.usage,
-            error=error,
-            reply="\n\n".join(self.replies),
-        )
-
-
-_HANDLERS: dict[str, Callable[[TurnMapper, Mapping[str, Any]], list[AgentEvent]]] = {
-    "turn/started": TurnMapper._turn_started,
-    "turn/completed": TurnMapper._turn_completed,
-    "turn/plan/updated": TurnMapper._plan,
-    "item/started": TurnMapper._item_started,
-    "item/completed": TurnMapper._item_completed,
-    "item/agentMessage/delta": TurnMapper._progress,
-    "item/commandExecution/outputDelta": TurnMapper._progress,
-    "thread/tokenUsage/updated": TurnMapper._token_usage,
-    "error": TurnMapper._error,
-    "warning": TurnMapper._warning,
-    "configWarning": TurnMapper._warning,
+_HANDLERS: dict[str, Handler] = {
+    "turn/started": CodexTranslator._turn_started,
+    "turn/completed": CodexTranslator._turn_completed,
+    "turn/plan/updated": CodexTranslator._plan,
+    "item/started": CodexTranslator._item_started,
+    "item/completed": CodexTranslator._item_completed,
+    "item/agentMessage/delta": CodexTranslator._progress,
+    "item/commandExecution/outputDelta": CodexTranslator._progress,
+    "thread/tokenUsage/updated": CodexTranslator._token_usage,
+    "error": CodexTranslator._error,
+    "warning": CodexTranslator._warning,
+    "configWarning": CodexTranslator._warning,
 }
 
 

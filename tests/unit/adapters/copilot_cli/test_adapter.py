@@ -31,8 +31,8 @@ from pytest_subprocess import FakeProcess
 from copilot_driver.adapters.copilot_cli import CopilotCliAdapter, CopilotCliSession, preflight
 from copilot_driver.adapters.copilot_transcript import TranscriptSession
 from copilot_driver.adapters.core import registry
+from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.session import (
     Adapter,
     AdapterConfig,
@@ -41,11 +41,12 @@ from copilot_driver.adapters.core.session import (
     TurnResult,
 )
 from copilot_driver.adapters.core.ssh import SshSettings
+from helpers.fake_processes import recorded_argvs
 
 if TYPE_CHECKING:
-    from tests.unit.adapters.conftest import FakeCopilot
+    from unit.adapters.conftest import FakeCopilot
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "copilot-cli"
+DATA = Path(__file__).resolve().parents[3] / "data" / "copilot-cli"
 PLAIN_SESSION_ID = "d28a6049-3cdb-4b9e-8a01-29d7c44bffe8"
 """The session id in plain-prompt, resume-by-session-id and continue-most-recent."""
 TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
@@ -155,7 +156,7 @@ def remote_head(workspace: str) -> list[str]:
 
 
 def fp_never_ran(fp: FakeProcess, binary: Path) -> bool:
-    return all(str(call[0]) != str(binary) for call in fp.calls)
+    return all(argv[0] != str(binary) for argv in recorded_argvs(fp))
 
 
 def flag_value(argv: Sequence[str], flag: str) -> str:
@@ -1061,8 +1062,8 @@ async def test_ssh_quotes_the_workspace_and_prompt_for_the_remote_shell(
 
     await run(adapter, session, NASTY_PROMPT)
 
-    (call,) = fp.calls
-    remote = str(call[-1])
+    (call,) = recorded_argvs(fp)
+    remote = call[-1]
     assert shlex.split(remote) == [*remote_head(NASTY_WORKSPACE), NASTY_PROMPT, *CLI_FLAGS]
 
 
@@ -1083,7 +1084,7 @@ async def test_the_ssh_remote_command_is_literal_in_a_real_posix_shell(
     session = await adapter.start_session(workspace)
     fp.register([str(ssh_binary), fp.any()], stdout=transcript("plain-prompt"))
     await run(adapter, session, NASTY_PROMPT)
-    remote = str(fp.calls[0][-1])
+    remote = recorded_argvs(fp)[0][-1]
 
     fp.pass_command(["/bin/sh", "-c", fp.any()])
     done = subprocess.run(
@@ -1112,7 +1113,7 @@ async def test_ssh_sessions_take_the_hosts_in_turn(fp: FakeProcess, ssh_binary: 
         await run(adapter, session)
 
     assert [s.ssh_host for s in sessions] == ["host-a", "host-b", "host-a"]
-    assert [str(call[-2]) for call in fp.calls] == ["host-a", "host-b"]
+    assert [call[-2] for call in recorded_argvs(fp)] == ["host-a", "host-b"]
 
 
 @pytest.mark.parametrize("checking", ["no", "yes"])

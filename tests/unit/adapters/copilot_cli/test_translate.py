@@ -16,15 +16,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copilot_driver.adapters.copilot_cli.events import ResultLine, TurnParser, usage_from_report
+from copilot_driver.adapters.copilot_cli.translate import (
+    CopilotCliTranslator,
+    ResultLine,
+    usage_from_report,
+)
+from copilot_driver.adapters.core.agent_events import (
+    MESSAGE_LIMIT,
+    AgentEvent,
+    EventType,
+    TokenUsage,
+)
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import MESSAGE_LIMIT, AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.session import ExitReason, TurnResult
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "copilot-cli"
+DATA = Path(__file__).resolve().parents[3] / "data" / "copilot-cli"
 FIXTURES = sorted(DATA.glob("*.jsonl"))
 USAGE_REPORT = DATA / "plain-prompt-with-usage-output-file.usage.json"
-EVENTS_LOGGER = "copilot_driver.adapters.copilot_cli.events"
+EVENTS_LOGGER = "copilot_driver.adapters.copilot_cli.translate"
 
 DEBUG_ONLY = (
     "session.mcp_server_status_changed",
@@ -75,7 +84,7 @@ def result_line(
     return json.dumps(raw)
 
 
-def feed_all(parser: TurnParser, lines: list[str]) -> list[AgentEvent]:
+def feed_all(parser: CopilotCliTranslator, lines: list[str]) -> list[AgentEvent]:
     return [event for text in lines for event in parser.feed(text)]
 
 
@@ -89,7 +98,9 @@ def only(events: list[AgentEvent]) -> AgentEvent:
 
 def test_message_delta_is_a_notification_with_the_streamed_text() -> None:
     event = only(
-        TurnParser(session_id="s").feed(line("assistant.message_delta", {"deltaContent": "hel"}))
+        CopilotCliTranslator(session_id="s").feed(
+            line("assistant.message_delta", {"deltaContent": "hel"})
+        )
     )
     assert event.type is EventType.NOTIFICATION
     assert event.message == "hel"
@@ -98,7 +109,7 @@ def test_message_delta_is_a_notification_with_the_streamed_text() -> None:
 
 
 def test_assistant_message_gives_token_usage_then_a_notification() -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     events = parser.feed(line("assistant.message", {"content": "hello", "outputTokens": 5}))
     assert [e.type for e in events] == [EventType.TOKEN_USAGE, EventType.NOTIFICATION]
     assert events[0].usage == TokenUsage(output_tokens=5)
@@ -108,7 +119,7 @@ def test_assistant_message_gives_token_usage_then_a_notification() -> None:
 
 def test_output_tokens_accumulate_on_top_of_the_sessions_earlier_usage() -> None:
     before = TokenUsage(input_tokens=100, output_tokens=7, cached_input_tokens=3, model="m")
-    parser = TurnParser(usage_before=before)
+    parser = CopilotCliTranslator(usage_before=before)
     first = parser.feed(line("assistant.message", {"content": "a", "outputTokens": 5}))[0]
     second = parser.feed(line("assistant.message", {"content": "b", "outputTokens": 3}))[0]
     assert first.usage == TokenUsage(100, 12, 3, "m")
@@ -119,7 +130,7 @@ def test_output_tokens_accumulate_on_top_of_the_sessions_earlier_usage() -> None
 
 @pytest.mark.parametrize("bad", [None, "5", -3, 2.5, True, [5], {"n": 5}])
 def test_missing_or_invalid_output_tokens_add_nothing(bad: Any) -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     data: dict[str, Any] = {"content": "x"}
     if bad is not None:
         data["outputTokens"] = bad
@@ -146,7 +157,7 @@ def test_missing_or_invalid_output_tokens_add_nothing(bad: Any) -> None:
 def test_assistant_message_notification_summarises_content_and_tool_requests(
     data: dict[str, Any], summary: str
 ) -> None:
-    events = TurnParser().feed(line("assistant.message", data))
+    events = CopilotCliTranslator().feed(line("assistant.message", data))
     assert events[1].type is EventType.NOTIFICATION
     assert events[1].message == summary
 
@@ -161,14 +172,14 @@ def test_assistant_message_notification_summarises_content_and_tool_requests(
     ],
 )
 def test_turn_boundaries_are_notifications(kind: str, data: dict[str, Any], message: str) -> None:
-    event = only(TurnParser().feed(line(kind, data)))
+    event = only(CopilotCliTranslator().feed(line(kind, data)))
     assert event.type is EventType.NOTIFICATION
     assert event.message == message
     assert event.raw_type == kind
 
 
 def test_tool_start_is_a_notification_naming_the_tool() -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     event = only(
         parser.feed(line("tool.execution_start", {"toolCallId": "c1", "toolName": "bash"}))
     )
@@ -180,7 +191,7 @@ def test_tool_start_is_a_notification_naming_the_tool() -> None:
 
 def test_tool_complete_correlates_with_its_start_for_name_and_duration() -> None:
     clock = FakeClock(10.0)
-    parser = TurnParser(clock=clock)
+    parser = CopilotCliTranslator(clock=clock)
     parser.feed(line("tool.execution_start", {"toolCallId": "c1", "toolName": "bash"}))
     clock.now = 10.25
     event = only(
@@ -196,7 +207,7 @@ def test_tool_complete_correlates_with_its_start_for_name_and_duration() -> None
 
 def test_interleaved_tool_calls_are_correlated_by_call_id() -> None:
     clock = FakeClock(0.0)
-    parser = TurnParser(clock=clock)
+    parser = CopilotCliTranslator(clock=clock)
     parser.feed(line("tool.execution_start", {"toolCallId": "a", "toolName": "view"}))
     clock.now = 1.0
     parser.feed(line("tool.execution_start", {"toolCallId": "b", "toolName": "bash"}))
@@ -217,7 +228,7 @@ def test_interleaved_tool_calls_are_correlated_by_call_id() -> None:
     [(True, False), (False, True), ("missing", True), ("true", True), (1, True), (None, True)],
 )
 def test_tool_error_is_not_success(success: Any, tool_error: bool) -> None:
-    parser = TurnParser(clock=FakeClock())
+    parser = CopilotCliTranslator(clock=FakeClock())
     parser.feed(line("tool.execution_start", {"toolCallId": "c", "toolName": "bash"}))
     data: dict[str, Any] = {"toolCallId": "c"}
     if success != "missing":
@@ -228,7 +239,7 @@ def test_tool_error_is_not_success(success: Any, tool_error: bool) -> None:
 
 
 def test_failed_tool_message_carries_the_error_text() -> None:
-    parser = TurnParser(clock=FakeClock())
+    parser = CopilotCliTranslator(clock=FakeClock())
     parser.feed(line("tool.execution_start", {"toolCallId": "c", "toolName": "edit"}))
     event = only(
         parser.feed(
@@ -244,7 +255,7 @@ def test_failed_tool_message_carries_the_error_text() -> None:
 
 def test_unmatched_tool_complete_is_a_tool_result_without_duration() -> None:
     event = only(
-        TurnParser(clock=FakeClock()).feed(
+        CopilotCliTranslator(clock=FakeClock()).feed(
             line("tool.execution_complete", {"toolCallId": "ghost", "success": True})
         )
     )
@@ -257,7 +268,7 @@ def test_unmatched_tool_complete_is_a_tool_result_without_duration() -> None:
 
 def test_unmatched_tool_complete_uses_a_tool_name_it_carries() -> None:
     event = only(
-        TurnParser().feed(
+        CopilotCliTranslator().feed(
             line(
                 "tool.execution_complete", {"toolCallId": "x", "toolName": "grep", "success": False}
             )
@@ -268,7 +279,7 @@ def test_unmatched_tool_complete_uses_a_tool_name_it_carries() -> None:
 
 
 def test_a_tool_call_completes_only_once() -> None:
-    parser = TurnParser(clock=FakeClock())
+    parser = CopilotCliTranslator(clock=FakeClock())
     parser.feed(line("tool.execution_start", {"toolCallId": "c", "toolName": "bash"}))
     parser.feed(line("tool.execution_complete", {"toolCallId": "c", "success": True}))
     again = only(parser.feed(line("tool.execution_complete", {"toolCallId": "c", "success": True})))
@@ -277,7 +288,7 @@ def test_a_tool_call_completes_only_once() -> None:
 
 
 def test_tool_start_without_call_id_is_not_correlated() -> None:
-    parser = TurnParser(clock=FakeClock())
+    parser = CopilotCliTranslator(clock=FakeClock())
     parser.feed(line("tool.execution_start", {"toolName": "bash"}))
     event = only(parser.feed(line("tool.execution_complete", {"success": True})))
     assert event.tool_duration_ms is None
@@ -295,7 +306,7 @@ def test_tool_start_without_call_id_is_not_correlated() -> None:
 def test_session_messages_are_notifications_with_their_text(
     kind: str, data: dict[str, Any], message: str
 ) -> None:
-    event = only(TurnParser().feed(line(kind, data)))
+    event = only(CopilotCliTranslator().feed(line(kind, data)))
     assert event.type is EventType.NOTIFICATION
     assert event.message == message
     assert event.raw_type == kind
@@ -303,7 +314,7 @@ def test_session_messages_are_notifications_with_their_text(
 
 def test_session_warning_is_logged_at_warning_level(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger=EVENTS_LOGGER):
-        TurnParser().feed(line("session.warning", {"message": "disk almost full"}))
+        CopilotCliTranslator().feed(line("session.warning", {"message": "disk almost full"}))
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert any("disk almost full" in r.getMessage() for r in warnings)
 
@@ -319,7 +330,7 @@ def test_session_warning_is_logged_at_warning_level(caplog: pytest.LogCaptureFix
 def test_session_error_is_a_notification_and_is_remembered_for_the_outcome(
     data: dict[str, Any], remembered: str
 ) -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     event = only(parser.feed(line("session.error", data)))
     assert event.type is EventType.NOTIFICATION
     assert event.message == f"error: {remembered}"
@@ -328,11 +339,11 @@ def test_session_error_is_a_notification_and_is_remembered_for_the_outcome(
 
 @pytest.mark.parametrize("kind", DEBUG_ONLY)
 def test_debug_only_events_produce_no_event(kind: str) -> None:
-    assert TurnParser().feed(line(kind, {"servers": [], "content": "hi"})) == []
+    assert CopilotCliTranslator().feed(line(kind, {"servers": [], "content": "hi"})) == []
 
 
 def test_assistant_usage_adds_input_output_and_cached_tokens() -> None:
-    parser = TurnParser(usage_before=TokenUsage(1, 1, 1))
+    parser = CopilotCliTranslator(usage_before=TokenUsage(1, 1, 1))
     data = {"inputTokens": 10, "outputTokens": 4, "cacheReadTokens": 2, "model": "gpt-4.1"}
     event = only(parser.feed(line("assistant.usage", data)))
     assert event.type is EventType.TOKEN_USAGE
@@ -340,7 +351,7 @@ def test_assistant_usage_adds_input_output_and_cached_tokens() -> None:
 
 
 def test_result_line_produces_no_event_but_records_session_and_result() -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     text = json.dumps(
         {
             "type": "result",
@@ -369,7 +380,7 @@ def test_result_line_produces_no_event_but_records_session_and_result() -> None:
 
 
 def test_result_line_without_session_id_keeps_the_known_one() -> None:
-    parser = TurnParser(session_id="known")
+    parser = CopilotCliTranslator(session_id="known")
     parser.feed(json.dumps({"type": "result", "exitCode": "zero", "usage": "n/a"}))
     assert parser.session_id == "known"
     assert parser.result is not None
@@ -381,7 +392,7 @@ def test_result_line_without_session_id_keeps_the_known_one() -> None:
     "kind", ["session.skills_loaded", "model.call_start", "assistant.idle", "brand.new_event"]
 )
 def test_unknown_event_type_is_other_message_with_its_raw_type(kind: str) -> None:
-    event = only(TurnParser().feed(line(kind, {"anything": 1})))
+    event = only(CopilotCliTranslator().feed(line(kind, {"anything": 1})))
     assert event.type is EventType.OTHER_MESSAGE
     assert event.raw_type == kind
     assert event.message == kind
@@ -404,7 +415,7 @@ def test_unknown_event_type_is_other_message_with_its_raw_type(kind: str) -> Non
     ],
 )
 def test_lines_that_are_not_typed_json_objects_are_malformed(text: str) -> None:
-    event = only(TurnParser(session_id="s").feed(text))
+    event = only(CopilotCliTranslator(session_id="s").feed(text))
     assert event.type is EventType.MALFORMED
     assert event.message == text
     assert event.session_id == "s"
@@ -412,7 +423,7 @@ def test_lines_that_are_not_typed_json_objects_are_malformed(text: str) -> None:
 
 def test_malformed_line_is_truncated_to_500_characters() -> None:
     text = "x" * 5000
-    event = only(TurnParser().feed(text))
+    event = only(CopilotCliTranslator().feed(text))
     assert event.type is EventType.MALFORMED
     assert MESSAGE_LIMIT == 500
     assert len(event.message) == 500
@@ -422,23 +433,23 @@ def test_malformed_line_is_truncated_to_500_characters() -> None:
 
 @pytest.mark.parametrize("text", ["", " ", "\n", "\t \r\n"])
 def test_blank_lines_are_ignored(text: str) -> None:
-    assert TurnParser().feed(text) == []
+    assert CopilotCliTranslator().feed(text) == []
 
 
 def test_line_with_trailing_newline_parses() -> None:
-    event = only(TurnParser().feed(line("session.info", {"message": "ok"}) + "\n"))
+    event = only(CopilotCliTranslator().feed(line("session.info", {"message": "ok"}) + "\n"))
     assert event.message == "ok"
 
 
 def test_overflowing_line_is_reported_as_malformed_with_its_size() -> None:
-    event = only(TurnParser(session_id="s").overflow(12_345_678))
+    event = only(CopilotCliTranslator(session_id="s").overflow(12_345_678))
     assert event.type is EventType.MALFORMED
     assert "12345678 bytes" in event.message
     assert event.session_id == "s"
 
 
 def test_non_object_data_is_treated_as_empty() -> None:
-    event = only(TurnParser().feed(line("session.info", ["message", "x"])))
+    event = only(CopilotCliTranslator().feed(line("session.info", ["message", "x"])))
     assert event.type is EventType.NOTIFICATION
     assert event.message == ""
 
@@ -450,7 +461,7 @@ def test_non_object_data_is_treated_as_empty() -> None:
 
 @pytest.mark.parametrize("requests", [1, True, 2.5])
 def test_non_iterable_tool_requests_do_not_crash_the_parser(requests: Any) -> None:
-    events = TurnParser().feed(
+    events = CopilotCliTranslator().feed(
         line("assistant.message", {"content": "hi", "toolRequests": requests})
     )
     assert [e.type for e in events] == [EventType.TOKEN_USAGE, EventType.NOTIFICATION]
@@ -459,7 +470,7 @@ def test_non_iterable_tool_requests_do_not_crash_the_parser(requests: Any) -> No
 
 def test_deeply_nested_json_is_malformed_not_a_crash() -> None:
     text = "[" * 100_000
-    event = only(TurnParser().feed(text))
+    event = only(CopilotCliTranslator().feed(text))
     assert event.type is EventType.MALFORMED
 
 
@@ -531,7 +542,7 @@ def test_exit_status_maps_to_the_seeds_outcome(
     final: EventType,
     fragments: list[str],
 ) -> None:
-    parser = TurnParser(ssh_host=ssh_host)
+    parser = CopilotCliTranslator(ssh_host=ssh_host)
     feed_all(parser, lines)
     events, result = parser.finish(returncode, stderr=stderr)
     last = events[-1]
@@ -563,7 +574,7 @@ def test_outcome_errors_carry_the_kinds_default_retryability(
     kind: ErrorKind, retryable: bool
 ) -> None:
     row = next(r for r in EXIT_TABLE if r[6] is kind)
-    parser = TurnParser(ssh_host=row[3])
+    parser = CopilotCliTranslator(ssh_host=row[3])
     feed_all(parser, row[1])
     _, result = parser.finish(row[2], stderr=row[4])
     assert result.error is not None
@@ -573,7 +584,7 @@ def test_outcome_errors_carry_the_kinds_default_retryability(
 
 
 def test_completed_turn_carries_the_result_lines_api_duration() -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     feed_all(parser, [ASSISTANT_REPLY, result_line(session_id="s-9", api_ms=1234)])
     events, result = parser.finish(0)
     assert events[-1].api_duration_ms == 1234
@@ -589,14 +600,14 @@ def test_completed_turn_carries_the_result_lines_api_duration() -> None:
 
 
 def test_completed_turn_without_result_has_no_api_duration() -> None:
-    events, result = TurnParser(session_id="old").finish(0)
+    events, result = CopilotCliTranslator(session_id="old").finish(0)
     assert events[-1].api_duration_ms is None
     assert result.api_duration_ms is None
     assert result.session_id == "old"
 
 
 def test_failed_turn_with_result_carries_api_duration_and_session() -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     feed_all(parser, [SESSION_ERROR, result_line(session_id="s-f", exit_code=1, api_ms=77)])
     events, result = parser.finish(1)
     assert result.api_duration_ms == 77
@@ -606,7 +617,7 @@ def test_failed_turn_with_result_carries_api_duration_and_session() -> None:
 
 def test_stderr_error_line_is_preferred_over_other_stderr_lines() -> None:
     stderr = "warming up\nError: Authentication token found but could not be validated.\nbye\n"
-    _, result = TurnParser().finish(1, stderr=stderr)
+    _, result = CopilotCliTranslator().finish(1, stderr=stderr)
     assert result.error is not None
     assert result.error.message.endswith(
         ": Error: Authentication token found but could not be validated."
@@ -614,7 +625,7 @@ def test_stderr_error_line_is_preferred_over_other_stderr_lines() -> None:
 
 
 def test_reply_joins_the_non_empty_assistant_messages() -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     feed_all(
         parser,
         [
@@ -629,7 +640,7 @@ def test_reply_joins_the_non_empty_assistant_messages() -> None:
 
 
 def test_failed_turn_still_reports_the_reply_and_usage() -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     feed_all(parser, [ASSISTANT_REPLY, SESSION_ERROR, result_line(exit_code=1)])
     _, result = parser.finish(1)
     assert result.reply == "done"
@@ -670,7 +681,7 @@ def test_usage_report_tolerates_bad_metric_values() -> None:
 
 
 def test_usage_report_replaces_the_turns_running_output_tokens() -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     feed_all(parser, [line("assistant.message", {"content": "hi", "outputTokens": 99})])
     events, result = parser.finish(0, usage_report=load_report())
     report_usage = TokenUsage(10, 5, 0, "gpt-4.1")
@@ -682,7 +693,7 @@ def test_usage_report_replaces_the_turns_running_output_tokens() -> None:
 
 def test_usage_report_is_added_to_earlier_usage_for_a_new_session() -> None:
     before = TokenUsage(input_tokens=100, output_tokens=50, model="gpt-4.1")
-    parser = TurnParser(usage_before=before)
+    parser = CopilotCliTranslator(usage_before=before)
     feed_all(parser, [line("assistant.message", {"outputTokens": 99})])
     _, result = parser.finish(0, usage_report=load_report())
     assert result.usage == TokenUsage(110, 55, 0, "gpt-4.1")
@@ -690,7 +701,7 @@ def test_usage_report_is_added_to_earlier_usage_for_a_new_session() -> None:
 
 def test_usage_report_covering_the_session_replaces_the_session_total() -> None:
     before = TokenUsage(input_tokens=100, output_tokens=50, cached_input_tokens=8, model="old")
-    parser = TurnParser(usage_before=before, report_covers_session=True)
+    parser = CopilotCliTranslator(usage_before=before, report_covers_session=True)
     feed_all(parser, [line("assistant.message", {"outputTokens": 99})])
     _, result = parser.finish(0, usage_report=load_report())
     assert result.usage == TokenUsage(10, 5, 0, "gpt-4.1")
@@ -698,7 +709,9 @@ def test_usage_report_covering_the_session_replaces_the_session_total() -> None:
 
 
 def test_usage_report_without_metrics_keeps_the_running_totals() -> None:
-    parser = TurnParser(usage_before=TokenUsage(output_tokens=1), report_covers_session=True)
+    parser = CopilotCliTranslator(
+        usage_before=TokenUsage(output_tokens=1), report_covers_session=True
+    )
     feed_all(parser, [line("assistant.message", {"outputTokens": 4})])
     events, result = parser.finish(0, usage_report={"totalApiDurationMs": 3})
     assert result.usage == TokenUsage(output_tokens=5)
@@ -706,7 +719,7 @@ def test_usage_report_without_metrics_keeps_the_running_totals() -> None:
 
 
 def test_usage_report_also_applies_to_a_failed_turn() -> None:
-    parser = TurnParser()
+    parser = CopilotCliTranslator()
     feed_all(parser, [SESSION_ERROR, result_line(exit_code=1)])
     events, result = parser.finish(1, usage_report=load_report())
     assert result.exit_reason is ExitReason.FAILED
@@ -743,7 +756,7 @@ def replay(path: Path) -> tuple[list[AgentEvent], list[AgentEvent], TurnResult, 
     meta = json.loads(path.with_name(fixture_name(path) + ".meta.json").read_text("utf-8"))
     usage_path = path.with_name(fixture_name(path) + ".usage.json")
     report = json.loads(usage_path.read_text("utf-8")) if usage_path.exists() else None
-    parser = TurnParser(clock=FakeClock())
+    parser = CopilotCliTranslator(clock=FakeClock())
     fed = feed_all(parser, path.read_text(encoding="utf-8").splitlines())
     final, result = parser.finish(meta["exit_code"], stderr=meta["stderr"], usage_report=report)
     return fed, final, result, meta
@@ -899,7 +912,7 @@ event_object = st.fixed_dictionaries(
 
 @given(text=st.text())
 def test_feed_never_raises_on_arbitrary_text(text: str) -> None:
-    events = TurnParser(clock=FakeClock()).feed(text)
+    events = CopilotCliTranslator(clock=FakeClock()).feed(text)
     assert isinstance(events, list)
     assert all(isinstance(event, AgentEvent) for event in events)
 
@@ -909,7 +922,7 @@ def test_feed_never_raises_on_arbitrary_text(text: str) -> None:
 def test_feed_never_raises_on_any_data_for_a_handled_event_type(
     kind: str, data: dict[str, Any]
 ) -> None:
-    events = TurnParser(clock=FakeClock()).feed(json.dumps({"type": kind, "data": data}))
+    events = CopilotCliTranslator(clock=FakeClock()).feed(json.dumps({"type": kind, "data": data}))
     assert events
     assert all(isinstance(event, AgentEvent) for event in events)
     assert all(event.raw_type == kind for event in events)
@@ -920,7 +933,7 @@ def test_feed_never_raises_on_any_data_for_a_handled_event_type(
 def test_feed_and_finish_never_raise_on_arbitrary_event_objects(
     objects: list[dict[str, Any]], returncode: int
 ) -> None:
-    parser = TurnParser(clock=FakeClock())
+    parser = CopilotCliTranslator(clock=FakeClock())
     for obj in objects:
         events = parser.feed(json.dumps(obj))
         assert all(isinstance(event, AgentEvent) for event in events)

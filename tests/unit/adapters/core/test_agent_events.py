@@ -1,4 +1,4 @@
-"""Unit tests for `copilot_driver.adapters.core.events`: the normalised event and its JSON form."""
+"""Unit tests for `copilot_driver.adapters.core.agent_events`: the domain event, its JSON form."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from copilot_driver.adapters.core.errors import ErrorKind
-from copilot_driver.adapters.core.events import (
+from copilot_driver.adapters.core.agent_events import (
     MESSAGE_LIMIT,
     AgentEvent,
     EventType,
     TokenUsage,
     shorten,
 )
+from copilot_driver.adapters.core.errors import ErrorKind
 
 WHEN = datetime(2026, 11, 21, 6, 21, 48, 752_345, tzinfo=UTC)
 

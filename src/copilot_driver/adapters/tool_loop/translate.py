@@ -1,15 +1,15 @@
-"""The loop's StreamEvents -> the adapters' normalised events, and the turn's result (pure).
+"""The loop's events -> domain events, and the turn's result (pure).
 
 | loop event | AgentEvent |
 |---|---|
 | (turn start) | `session_started` |
-| `Token` | `notification`, the text batched by line (at most ~200 characters each) |
+| `TextDelta` | `notification`, the text batched by line (at most ~200 characters each) |
 | `ToolStart` | `notification` "tool NAME started: PATH", with `tool_name` |
 | `ToolDone` | `tool_result` with `tool_name`, `tool_duration_ms`, `tool_error` |
 | `FileModified` | `notification` "file modified: PATH", with `tool_name` |
-| `Usage` | `token_usage`, the session's running totals |
-| `Done` | `turn_completed` (message: the reply, cut), `api_duration_ms` |
-| `Error` | `turn_failed` with the AgentError's kind |
+| `CallUsage` | `token_usage`, the session's running totals |
+| `FinalReply` | `turn_completed` (message: the reply, cut), `api_duration_ms` |
+| `LoopFailed` | `turn_failed` with the AgentError's kind |
 | (cancelled) | `turn_cancelled` with the reason |
 
 Text arrives a few characters per delta; one event per delta would make
@@ -22,18 +22,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
-from copilot_driver.adapters.core.events import AgentEvent, EventType, TokenUsage, shorten
-from copilot_driver.adapters.core.session import ExitReason, TurnResult
+from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
+from copilot_driver.adapters.core.errors import AgentError
+from copilot_driver.adapters.core.session import TurnResult
+from copilot_driver.adapters.core.turn import TurnTranslator
 from copilot_driver.adapters.tool_loop.loop import (
-    Done,
-    Error,
+    CallUsage,
     FileModified,
-    StreamEvent,
-    Token,
+    FinalReply,
+    LoopEvent,
+    LoopFailed,
+    TextDelta,
     ToolDone,
     ToolStart,
-    Usage,
 )
 
 TEXT_BATCH_CHARS = 200
@@ -42,38 +43,27 @@ _RAW_TYPES = {
     ToolStart: "tool.start",
     ToolDone: "tool.done",
     FileModified: "file.modified",
-    Usage: "usage",
-    Done: "done",
-    Error: "error",
+    CallUsage: "usage",
+    FinalReply: "done",
+    LoopFailed: "error",
 }
 
 
 @dataclass
-class TurnEvents:
-    """Maps one turn's loop events; holds the running usage and the outcome."""
+class ToolLoopTranslator(TurnTranslator):
+    """Translates one turn's loop events; holds the running usage and the outcome."""
 
-    session_id: str
-    usage_before: TokenUsage = field(default_factory=TokenUsage)
-    """The session's totals before this turn; events report running totals."""
     model: str = ""
     """The configured model, for usage counts whose chunk named none."""
-
-    turn_usage: TokenUsage = field(default_factory=TokenUsage)
     result: TurnResult | None = None
+    """The turn's result, once the loop ended it (or `fail` did)."""
     _text: list[str] = field(default_factory=list)
-
-    @property
-    def usage(self) -> TokenUsage:
-        return self.usage_before + self.turn_usage
-
-    def event(self, type_: EventType, message: str = "", **fields: Any) -> AgentEvent:
-        return AgentEvent(type_, session_id=self.session_id, message=shorten(message), **fields)
 
     def started(self, message: str) -> list[AgentEvent]:
         return [self.event(EventType.SESSION_STARTED, message)]
 
-    def feed(self, item: StreamEvent) -> list[AgentEvent]:
-        if isinstance(item, Token):
+    def feed(self, item: LoopEvent) -> list[AgentEvent]:
+        if isinstance(item, TextDelta):
             self._text.append(item.text)
             text = "".join(self._text)
             if "\n" in item.text or len(text) >= TEXT_BATCH_CHARS:
@@ -111,7 +101,7 @@ class TurnEvents:
                     raw_type=raw,
                 )
             )
-        elif isinstance(item, Usage):
+        elif isinstance(item, CallUsage):
             usage = item.usage
             if not usage.model:
                 usage = TokenUsage(
@@ -119,25 +109,19 @@ class TurnEvents:
                 )
             self.turn_usage = self.turn_usage + usage
             events.append(self.event(EventType.TOKEN_USAGE, usage=self.usage, raw_type=raw))
-        elif isinstance(item, Done):
-            events.append(
-                self.event(
-                    EventType.TURN_COMPLETED,
-                    item.reply.strip() or "turn completed",
-                    usage=self.usage,
-                    api_duration_ms=item.api_duration_ms,
-                    raw_type=raw,
-                )
-            )
-            self.result = TurnResult(
-                session_id=self.session_id,
-                exit_reason=ExitReason.COMPLETED,
-                usage=self.usage,
-                reply=item.reply,
+        elif isinstance(item, FinalReply):
+            self.replies.append(item.reply)
+            final, self.result = self.complete(
+                item.reply.strip() or "turn completed",
                 api_duration_ms=item.api_duration_ms,
+                raw_type=raw,
             )
+            events.append(final)
         else:
-            events += self.fail(item.error, api_duration_ms=item.api_duration_ms, raw_type=raw)
+            final_events, _ = self.fail(
+                item.error, api_duration_ms=item.api_duration_ms, raw_type=raw
+            )
+            events += final_events
         return events
 
     def flush(self) -> list[AgentEvent]:
@@ -148,31 +132,8 @@ class TurnEvents:
             return []
         return [self.event(EventType.NOTIFICATION, text, raw_type="assistant.delta")]
 
-    def fail(
-        self,
-        error: AgentError,
-        *,
-        api_duration_ms: int | None = None,
-        raw_type: str | None = None,
-    ) -> list[AgentEvent]:
-        """The final event of a turn that ended with `error` (cancelled or failed)."""
-        events = self.flush()
-        cancelled = error.kind is ErrorKind.TURN_CANCELLED
-        events.append(
-            self.event(
-                EventType.TURN_CANCELLED if cancelled else EventType.TURN_FAILED,
-                error.message,
-                error_kind=error.kind,
-                usage=self.usage,
-                api_duration_ms=api_duration_ms,
-                raw_type=raw_type,
-            )
-        )
-        self.result = TurnResult(
-            session_id=self.session_id,
-            exit_reason=ExitReason.CANCELLED if cancelled else ExitReason.FAILED,
-            usage=self.usage,
-            error=error,
-            api_duration_ms=api_duration_ms,
-        )
-        return events
+    def fail(self, error: AgentError, **fields: Any) -> tuple[list[AgentEvent], TurnResult]:
+        """The gathered text, then the final event of a turn that ended with `error`."""
+        pending = self.flush()
+        events, self.result = super().fail(error, **fields)
+        return pending + events, self.result

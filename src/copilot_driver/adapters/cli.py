@@ -32,22 +32,9 @@ from copilot_driver.adapters.core.workflow import (
     load_workflow,
     parse_workflow,
 )
+from copilot_driver.env import ADAPTER_SECRETS
+from copilot_driver.exit_codes import AdapterExitCode, for_signal
 from copilot_driver.redaction import Redactor
-
-EXIT_OK = 0
-EXIT_TURN_FAILED = 1
-EXIT_USAGE = 2
-EXIT_START_FAILED = 3
-EXIT_TIMEOUT = 124
-
-SECRET_VARIABLES = (
-    "COPILOT_GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GITHUB_TOKEN",
-    "COPILOT_PROVIDER_API_KEY",
-    "CODEX_API_KEY",
-    "OPENAI_API_KEY",
-)
 
 log = logging.getLogger("copilot_driver.adapters")
 
@@ -85,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    redactor = Redactor(os.environ.get(name, "") for name in SECRET_VARIABLES)
+    redactor = Redactor(os.environ.get(name, "") for name in ADAPTER_SECRETS)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_RedactingFormatter(redactor))
     logging.basicConfig(level=args.log_level.upper(), handlers=[handler], force=True)
@@ -95,10 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prompts = _prompts(args)
     except (WorkflowError, ValueError) as exc:
         log.error("%s", exc)
-        return EXIT_USAGE
+        return AdapterExitCode.USAGE
     # An adapter option naming a key's variable (`api_key_env`) names a secret too.
     named = [v for k, v in workflow.options.items() if k.endswith("_env") and isinstance(v, str)]
-    redactor = Redactor(os.environ.get(name, "") for name in (*SECRET_VARIABLES, *named))
+    redactor = Redactor(os.environ.get(name, "") for name in (*ADAPTER_SECRETS, *named))
     handler.setFormatter(_RedactingFormatter(redactor))
     return asyncio.run(_run(workflow, args.workspace, prompts, args.resume, redactor))
 
@@ -164,7 +151,7 @@ async def _run(
             session = await runner.start_session(workspace, resume_session_id=resume)
         except AgentError as exc:
             log.error("the session could not start: %s", redactor.text(str(exc)))
-            return EXIT_START_FAILED
+            return AdapterExitCode.START_FAILED
         try:
             for prompt in prompts:
                 result = await runner.run_turn(session, prompt, on_event=emit)
@@ -177,14 +164,12 @@ async def _run(
                     summary,
                 )
                 if result.error is not None:
-                    return (
-                        EXIT_TIMEOUT
-                        if result.error.kind is ErrorKind.TURN_TIMEOUT
-                        else EXIT_TURN_FAILED
-                    )
+                    if result.error.kind is ErrorKind.TURN_TIMEOUT:
+                        return AdapterExitCode.TIMEOUT
+                    return AdapterExitCode.TURN_FAILED
         except AgentError as exc:
             log.error("%s", redactor.text(str(exc)))
-            return EXIT_TURN_FAILED
+            return AdapterExitCode.TURN_FAILED
         finally:
             await runner.stop_session(session)
     except asyncio.CancelledError:
@@ -192,5 +177,5 @@ async def _run(
             raise
         signum = received[0]
         log.error("stopped by %s", signum.name)
-        return 128 + int(signum)
-    return EXIT_OK
+        return for_signal(signum)
+    return AdapterExitCode.OK

@@ -15,10 +15,10 @@ import shutil
 from collections.abc import Mapping, Sequence
 
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.env import PLATFORM_TOKENS
 
 log = logging.getLogger(__name__)
 
-TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
 CANARY_TIMEOUT_S = 5.0
 GH_AUTH_TIMEOUT_S = 2.0
 
@@ -79,7 +79,7 @@ async def check_authentication(env: Mapping[str, str], timeout_s: float = GH_AUT
     """Where the CLI will find its credential; AgentError when nowhere."""
     if offline_provider_configured(env):
         return "offline provider (COPILOT_OFFLINE with COPILOT_PROVIDER_BASE_URL)"
-    for name in TOKEN_VARIABLES:
+    for name in PLATFORM_TOKENS:
         value = env.get(name, "").strip()
         if not value:
             continue

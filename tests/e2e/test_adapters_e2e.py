@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from copilot_driver.testing import (
 )
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
 from copilot_driver.testing.fixtures import run_adapters
+from helpers.workspaces import workspace_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -75,12 +75,7 @@ def model(scripted_model: ScriptedModelServer) -> ScriptedModelServer:
     return scripted_model
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "work space"  # a space: the path must travel as one argument
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    return path
+workspace = workspace_fixture(git=True)  # a space in its name: the path travels as one argument
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ from copilot_driver.adapters.core.tools import DynamicTool, ToolOutput
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
 from copilot_driver.testing.codex import PROVIDER_KEY, codex_environment
 from copilot_driver.testing.fixtures import run_adapters
+from helpers.workspaces import workspace_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -86,12 +87,7 @@ def model(scripted_model: ScriptedModelServer) -> ScriptedModelServer:
     return scripted_model
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "work space"
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    return path
+workspace = workspace_fixture(git=True)
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from copilot_driver.adapters import (
 )
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
 from copilot_driver.testing.fixtures import run_adapters
+from helpers.workspaces import workspace_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -36,12 +37,7 @@ NOTES = "# Notes\n\ngreet() → bonjour 🇫🇷\n"
 FINAL_REPLY = "Fertig ✅ — greet() says « bonjour » now, and NOTES.md is written. 🚀"
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "project dir"
-    (path / "src").mkdir(parents=True)
-    (path / "src" / "main.py").write_text(MAIN_PY)
-    return path
+workspace = workspace_fixture("project dir", files={"src/main.py": MAIN_PY})
 
 
 @pytest.fixture

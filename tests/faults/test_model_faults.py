@@ -73,6 +73,7 @@ from copilot_driver.testing.codex import codex_environment
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY, prompt_mode_environment
 from copilot_driver.testing.faults import PLATFORM_TOKENS, Ended, FaultCase
 from copilot_driver.testing.fixtures import DriverRunner, parse_log
+from helpers.workspaces import workspace_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -372,11 +373,7 @@ def _check_adapter_run(
     return events
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "work space"
-    path.mkdir()
-    return path
+workspace = workspace_fixture()
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from copilot_driver.adapters import (
 )
 from copilot_driver.adapters.tool_loop import ToolLoopAdapter, ToolLoopSession
 from copilot_driver.adapters.tool_loop.loop import DEFAULT_SYSTEM_PROMPT
+from helpers.workspaces import workspace_fixture
 
 BASE_URL = "http://model.test/v1"
 OPTIONS = {"base_url": BASE_URL, "model": "gpt-test"}
@@ -86,12 +87,7 @@ class Endpoint:
         return ToolLoopAdapter(config, transport=httpx.MockTransport(self.handle))
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "work space"
-    path.mkdir()
-    (path / "notes.txt").write_text("draft\n")
-    return path
+workspace = workspace_fixture(files={"notes.txt": "draft\n"})
 
 
 async def turn(

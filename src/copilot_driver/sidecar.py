@@ -30,7 +30,6 @@ from typing import IO
 from copilot_driver import processes
 from copilot_driver.redaction import Redactor
 
-PLATFORM_TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
 PROVISIONED_CLI = Path(".cache/copilot-cli/node_modules/@github/copilot-linux-x64/copilot")
 """Where `make setup` puts the pinned CLI, relative to the repository root."""
 
@@ -85,13 +84,6 @@ def _provisioned_cli() -> Path | None:
         if (root / "pyproject.toml").exists():
             return candidate
     return None
-
-
-def isolated_environment(
-    base: Mapping[str, str], *, strip: Sequence[str] = PLATFORM_TOKEN_VARIABLES
-) -> dict[str, str]:
-    """`base` without the GitHub platform tokens (the driver's environment)."""
-    return {key: value for key, value in base.items() if key not in strip}
 
 
 class Sidecar:

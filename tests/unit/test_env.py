@@ -56,6 +56,7 @@ def test_the_secrets_are_the_token_and_the_provider_key() -> None:
 def test_the_platform_tokens_are_never_driver_variables() -> None:
     names = {variable.name for variable in DRIVER_VARIABLES}
     assert not names & set(env.GITHUB_CREDENTIALS)
+    assert env.PLATFORM_TOKENS == ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
     assert set(env.PLATFORM_TOKENS) <= set(env.GITHUB_CREDENTIALS)
     assert set(env.PLATFORM_TOKENS) <= set(env.ADAPTER_SECRETS)
 

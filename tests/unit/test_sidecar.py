@@ -17,11 +17,9 @@ from pytest_subprocess.fake_popen import FakePopen
 
 from copilot_driver import sidecar as sidecar_module
 from copilot_driver.sidecar import (
-    PLATFORM_TOKEN_VARIABLES,
     PROVISIONED_CLI,
     Sidecar,
     SidecarError,
-    isolated_environment,
     locate_copilot_cli,
 )
 
@@ -379,35 +377,3 @@ def test_a_named_binary_that_does_not_exist_is_an_error_not_a_fallback(
     ) as caught:
         locate_copilot_cli(None, env=env)
     assert str(missing_env) in str(caught.value)
-
-
-# -- isolated_environment -------------------------------------------------------
-
-
-def test_isolated_environment_strips_platform_tokens() -> None:
-    base = {
-        "GITHUB_TOKEN": "ghs_canary1",
-        "GH_TOKEN": "ghp_canary2",
-        "COPILOT_GITHUB_TOKEN": "gho_canary3",
-        "PATH": "/usr/bin",
-        "HOME": "/home/runner",
-        "COPILOT_CONNECTION_TOKEN": "per-run",
-        "GITHUB_WORKSPACE": "/work",
-        "GITHUB_TOKEN_EXTRA": "kept: not a platform token name",
-    }
-    original = dict(base)
-    isolated = isolated_environment(base)
-    assert isolated == {
-        "PATH": "/usr/bin",
-        "HOME": "/home/runner",
-        "COPILOT_CONNECTION_TOKEN": "per-run",
-        "GITHUB_WORKSPACE": "/work",
-        "GITHUB_TOKEN_EXTRA": "kept: not a platform token name",
-    }
-    assert base == original, "the input mapping is left alone"
-    assert set(PLATFORM_TOKEN_VARIABLES) == {"GITHUB_TOKEN", "GH_TOKEN", "COPILOT_GITHUB_TOKEN"}
-
-
-def test_isolated_environment_custom_strip_list() -> None:
-    base = {"A": "1", "B": "2", "GITHUB_TOKEN": "x"}
-    assert isolated_environment(base, strip=("A",)) == {"B": "2", "GITHUB_TOKEN": "x"}

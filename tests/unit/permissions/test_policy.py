@@ -645,6 +645,7 @@ def test_malformed_requests_of_allowed_kinds_are_denied() -> None:
 
 
 def test_decide_on_a_non_mapping_never_raises() -> None:
+    bad: object
     for bad in (None, [], "shell", 5):
         decision = policy("shell").decide(bad)  # type: ignore[arg-type]
         assert decision.allowed is False

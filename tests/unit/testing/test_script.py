@@ -433,7 +433,7 @@ def test_never_ends_must_be_a_json_boolean(value: Any) -> None:
     ("fields", "message"),
     [({"cut_after_bytes": -1}, "cut_after_bytes"), ({"retry_after_s": -2}, "retry_after_s")],
 )
-def test_negative_connection_fault_values_are_refused(fields: dict[str, int], message: str) -> None:
+def test_negative_connection_fault_values_are_refused(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Reply(**fields)
 

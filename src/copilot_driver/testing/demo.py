@@ -16,10 +16,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from copilot_driver.report import load_timeline, render_text
 from copilot_driver.testing.environment import harness_environment
 from copilot_driver.testing.model_server import ScriptedModelServer
 from copilot_driver.testing.script import Reply, Rule, Script, ToolCall
-from copilot_driver.report import load_timeline, render_text
 
 DEMO_PROMPT = "Tidy up this workspace: list it, then delete notes.txt (demo)."
 DEMO_POLICY = ["--allow-tool", "shell(ls:*)", "--allow-tool", "read"]

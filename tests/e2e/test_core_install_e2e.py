@@ -92,3 +92,20 @@ def test_the_driver_runs_a_turn_with_only_its_core_requirements(
     assert run.exit_code == 0, run.stderr
     assert run.stdout == "Hello from the scripted model.\n"
     assert run.result()["exitCode"] == 0
+
+
+def test_the_adapters_without_their_extra_name_the_install_command(tmp_path: Path) -> None:
+    site = _site_of(_closure(_core_requirements()), tmp_path / "core-site")
+    ended = subprocess.run(
+        [sys.executable, "-S", "-m", "copilot_driver.adapters", "--help"],
+        env={"PYTHONPATH": f"{SRC}:{site}", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ended.returncode == 2, ended.stderr
+    assert ended.stdout == ""
+    assert ended.stderr == (
+        "copilot-driver adapters: error: the adapters need PyYAML, httpx-sse, which the "
+        "driver alone does not install: pip install 'copilot-driver[adapters]'\n"
+    )

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from copilot_driver.adapters._extra import missing_extra
 from copilot_driver.adapters.core.agent_events import AgentEvent
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
 from copilot_driver.adapters.core.registry import adapter_kinds, get_adapter, preflight
@@ -71,6 +72,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    missing = missing_extra()
+    if missing is not None:
+        sys.stderr.write(f"copilot-driver adapters: error: {missing}\n")
+        return AdapterExitCode.USAGE
     args = _parser().parse_args(argv)
     redactor = Redactor(os.environ.get(name, "") for name in ADAPTER_SECRETS)
     handler = logging.StreamHandler(sys.stderr)

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from copilot_driver.adapters.core.options import options_from_mapping
 from copilot_driver.adapters.core.registry import adapter_spec
 from copilot_driver.adapters.core.runner import (
@@ -118,6 +116,8 @@ def front_matter(text: str, *, source: str = "WORKFLOW.md") -> dict[str, Any]:
         raise WorkflowError(
             f"{source}: the front matter starting at line 1 has no closing ---"
         ) from None
+    import yaml  # the adapters' extra: imported where it is used (see adapters/_extra.py)
+
     try:
         data = yaml.safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as exc:

@@ -7,13 +7,13 @@ from datetime import UTC, datetime
 ELLIPSIS = "..."
 
 
-def shorten(text: str, limit: int, *, one_line: bool = True) -> str:
-    """At most `limit` characters, cut with `...`; blanks (line breaks included)
+def shorten(text: str, limit: int, *, one_line: bool = True, ellipsis: str = ELLIPSIS) -> str:
+    """At most `limit` characters, cut with `ellipsis`; blanks (line breaks included)
     collapse to single spaces first unless `one_line` is false."""
     flat = " ".join(text.split()) if one_line else text
     if len(flat) <= limit:
         return flat
-    return flat[: max(0, limit - len(ELLIPSIS))] + ELLIPSIS
+    return flat[: max(0, limit - len(ellipsis))] + ellipsis
 
 
 def escape_line_breaks(text: str) -> str:

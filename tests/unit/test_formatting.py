@@ -41,3 +41,8 @@ def test_parse_iso_reads_what_iso_utc_writes_and_nothing_else() -> None:
     assert parse_iso("2026-11-24T23:36:40") == moment.replace(microsecond=0)
     for odd in (None, "", "yesterday", 42, ["2026-11-24"]):
         assert parse_iso(odd) is None
+
+
+def test_shorten_with_another_ellipsis_keeps_the_limit() -> None:
+    assert shorten("abcdef", 4, ellipsis="…") == "abc…"
+    assert shorten("a\nbcdef", 4, one_line=False, ellipsis="…") == "a\nb…"

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from copilot_driver import formatting
 from copilot_driver.adapters.core.errors import ErrorKind
 from copilot_driver.formatting import iso_utc
 
@@ -74,9 +75,8 @@ def _now() -> datetime:
 
 def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """At most `limit` characters, cut with a one-character ellipsis (`…`), line
-    breaks kept, so events stay readable. (`copilot_driver.formatting.shorten`
-    cuts with `...` and joins lines: not the form the events promise.)"""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    breaks kept: the form the events promise."""
+    return formatting.shorten(text, limit, one_line=False, ellipsis="…")
 
 
 @dataclass(frozen=True)

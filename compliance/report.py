@@ -83,7 +83,7 @@ class ComplianceReport:
         except PackageNotFoundError:
             found["github-copilot-sdk"] = "not installed"
         try:
-            from copilot_driver.sidecar import locate_copilot_cli
+            from copilot_driver.harness.sidecar import locate_copilot_cli
 
             found["copilot CLI"] = _first_line([str(locate_copilot_cli()), "--version"])
         except Exception as error:  # the report still says what it could not find

@@ -34,9 +34,9 @@ from copilot_driver.harness.environment import (
     sidecar_arguments,
 )
 from copilot_driver.harness.progress import Progress, StatusLine
+from copilot_driver.harness.sidecar import Sidecar, SidecarError, locate_copilot_cli
 from copilot_driver.permissions.config import ServerArgsError
 from copilot_driver.redaction import Redactor
-from copilot_driver.sidecar import Sidecar, SidecarError, locate_copilot_cli
 
 PREFIX = "[copilot-driver-harness]"
 DRIVER_STOP_GRACE_S = 20.0

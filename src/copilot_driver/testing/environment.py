@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from copilot_driver.sidecar import Sidecar, locate_copilot_cli
+from copilot_driver.harness.sidecar import Sidecar, locate_copilot_cli
 
 TEST_MODEL = "gpt-4.1"
 TEST_PROVIDER_KEY = "scripted-provider-key-7f3a9c2e"

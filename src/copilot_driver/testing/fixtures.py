@@ -20,8 +20,8 @@ from typing import Any, NoReturn
 
 import pytest
 
+from copilot_driver.harness.sidecar import SidecarError, locate_copilot_cli
 from copilot_driver.logs import read_json_entry
-from copilot_driver.sidecar import SidecarError, locate_copilot_cli
 from copilot_driver.testing.codex import CodexNotFoundError, locate_codex
 from copilot_driver.testing.environment import (
     TestSidecar,

@@ -15,8 +15,8 @@ import pytest
 from pytest_subprocess import FakeProcess
 from pytest_subprocess.fake_popen import FakePopen
 
-from copilot_driver import sidecar as sidecar_module
-from copilot_driver.sidecar import (
+from copilot_driver.harness import sidecar as sidecar_module
+from copilot_driver.harness.sidecar import (
     PROVISIONED_CLI,
     Sidecar,
     SidecarError,
@@ -322,7 +322,7 @@ def test_path_lookup_when_nothing_else_is_there(tmp_path: Path, no_provisioned: 
 def test_path_lookup_in_this_checkout(tmp_path: Path) -> None:
     """Unpatched: the provisioned binary wins over PATH when `make setup` made it."""
     provisioned = sidecar_module._provisioned_cli()
-    repository = Path(sidecar_module.__file__).resolve().parents[2]
+    repository = Path(sidecar_module.__file__).resolve().parents[3]
     assert provisioned == repository / PROVISIONED_CLI
     on_path = make_executable(tmp_path / "bin")
     found = locate_copilot_cli(None, env={"PATH": str(on_path.parent)})

@@ -158,7 +158,7 @@ async def test_a_turn_reads_edits_and_writes_files_then_answers(
         "edited src/main.py: replaced 1 match at line 1",
         f"created docs/NOTES.md: 3 lines, {len(NOTES.encode())} bytes",
     ]
-    # The request is the seed's: streamed, with the four tools, usage asked for.
+    # The request is the spec's: streamed, with the four tools, usage asked for.
     assert second["stream"] is True
     assert second["tool_choice"] == "auto"
     assert second["stream_options"] == {"include_usage": True}

@@ -1,4 +1,4 @@
-"""The `codex` block: defaults, the seed's and the wire's spellings, the params it builds.
+"""The `codex` block: defaults, the spec's and the wire's spellings, the params it builds.
 
 The params are also checked against the schema the real app-server 0.169
 generated (ThreadStartParams / TurnStartParams in schema/ClientRequest.json),
@@ -104,7 +104,7 @@ def test_the_adapter_validates_its_block_when_built() -> None:
     assert CodexAdapter().binary == "codex"
 
 
-def test_the_seed_example_block_is_accepted() -> None:
+def test_the_spec_example_block_is_accepted() -> None:
     options = CodexOptions.from_mapping(
         {
             "model": "o3",
@@ -345,7 +345,7 @@ def test_turn_params_match_the_generated_schema(
 
 
 def test_the_schema_check_catches_a_wrong_spelling(codex_schemas: CodexSchemas) -> None:
-    """The check is not vacuous: the seed's camelCase is invalid on the wire."""
+    """The check is not vacuous: the spec's camelCase is invalid on the wire."""
     bad = {"cwd": WORKSPACE, "approvalPolicy": "onRequest", "sandbox": "workspaceWrite"}
     problems = codex_schemas.problems_with_definition(
         "ClientRequest.json", "ThreadStartParams", bad

@@ -1,4 +1,4 @@
-"""CodexTranslator and the failure classes: the seed's event table on the real shapes.
+"""CodexTranslator and the failure classes: the spec's event table on the real shapes.
 
 Every notification the table tests feed is first checked against the
 generated ServerNotification schema, so the shapes are the app-server's,
@@ -689,7 +689,7 @@ def test_the_mapper_never_raises_on_odd_params(steps: list[tuple[str, Any]]) -> 
 
 # -- failure classes ------------------------------------------------------------------------
 
-SEED_FAILURES: dict[tuple[ErrorKind, bool], tuple[str, ...]] = {
+SPEC_FAILURES: dict[tuple[ErrorKind, bool], tuple[str, ...]] = {
     (ErrorKind.RESPONSE_ERROR, False): ("Unauthorized", "BadRequest"),
     (ErrorKind.TURN_FAILED, False): ("ContextWindowExceeded", "UsageLimitExceeded", "SandboxError"),
     (ErrorKind.TURN_FAILED, True): (
@@ -702,7 +702,7 @@ SEED_FAILURES: dict[tuple[ErrorKind, bool], tuple[str, ...]] = {
         "SomethingNew",
     ),
 }
-"""The seed's codexErrorInfo names by the (kind, retryable) they map to."""
+"""The spec's codexErrorInfo names by the (kind, retryable) they map to."""
 
 
 def _camel(name: str) -> str:
@@ -715,7 +715,7 @@ INFO_FORMS: dict[str, Callable[[str], Any]] = {
     "object": lambda name: {_camel(name): {"httpStatusCode": None}},
     "pascal-object": lambda name: {name: {}},
 }
-"""The spellings of one codexErrorInfo: the seed's PascalCase, the wire's camelCase,
+"""The spellings of one codexErrorInfo: the spec's PascalCase, the wire's camelCase,
 a string or a one-key object."""
 
 
@@ -723,12 +723,12 @@ a string or a one-key object."""
     ("info", "kind", "retryable"),
     [
         pytest.param(form(name), kind, retryable, id=f"{label}-{name}")
-        for (kind, retryable), names in SEED_FAILURES.items()
+        for (kind, retryable), names in SPEC_FAILURES.items()
         for name in names
         for label, form in INFO_FORMS.items()
     ],
 )
-def test_classify_failure_follows_the_seed_table(
+def test_classify_failure_follows_the_spec_table(
     info: Any, kind: ErrorKind, retryable: bool
 ) -> None:
     assert classify_failure(info) == (kind, retryable)
@@ -779,7 +779,7 @@ def test_every_camel_case_name_in_the_schema_is_classified_or_defaulted(
     codex_schemas: CodexSchemas,
 ) -> None:
     """The string forms the real protocol can send all classify without error,
-    and the seed's names all exist in it."""
+    and the spec's names all exist in it."""
     definition = codex_schemas.definition("ServerNotification.json", "CodexErrorInfo")
     members = definition["definitions"]["CodexErrorInfo"]["anyOf"]
     strings = {value for member in members for value in member.get("enum", [])}
@@ -787,8 +787,8 @@ def test_every_camel_case_name_in_the_schema_is_classified_or_defaulted(
     for name in strings | objects:
         kind, _ = classify_failure(name)
         assert kind in (ErrorKind.TURN_FAILED, ErrorKind.RESPONSE_ERROR)
-    seed = {_camel(name) for names in SEED_FAILURES.values() for name in names} - {"somethingNew"}
-    assert seed <= strings | objects
+    spec = {_camel(name) for names in SPEC_FAILURES.values() for name in names} - {"somethingNew"}
+    assert spec <= strings | objects
 
 
 # -- replaying the real transcripts ------------------------------------------------------------

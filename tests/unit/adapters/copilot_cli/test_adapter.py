@@ -1,4 +1,4 @@
-"""The copilot-cli adapter end to end on fake processes (seed: "Copilot CLI adapter").
+"""The copilot-cli adapter end to end on fake processes (spec: "Copilot CLI adapter").
 
 Most tests fake the CLI with pytest-subprocess (`fp`): the canary, `gh auth
 status` and every turn are registered fake processes, and a turn's stdout is

@@ -1,4 +1,4 @@
-"""The `copilot-cli` option block and the argv it turns into (seed: "Copilot CLI adapter")."""
+"""The `copilot-cli` option block and the argv it turns into (spec: "Copilot CLI adapter")."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_allow_all_is_present_exactly_once_without_scoping() -> None:
     assert args_for({"model": "m", "agent": "a"}).count("--allow-all") == 1
 
 
-def test_scopes_tools_property_matches_the_seed_rule() -> None:
+def test_scopes_tools_property_matches_the_spec_rule() -> None:
     assert not CopilotCliOptions().scopes_tools
     assert not CopilotCliOptions(allowed_tools="", denied_tools=()).scopes_tools
     assert CopilotCliOptions(excluded_tools=("", "x")).scopes_tools
@@ -202,7 +202,7 @@ def test_boolean_fields_add_their_flag_only_when_true(field: str, flag: str) -> 
     assert flag not in args_for()
 
 
-def test_seed_example_block_builds_the_expected_arguments() -> None:
+def test_spec_example_block_builds_the_expected_arguments() -> None:
     args = args_for(
         {
             "model": "gpt-4.1",

@@ -1,6 +1,6 @@
 """Copilot CLI JSON Lines -> normalised events, and the turn's outcome.
 
-The seed's "Event type mapping", "Token accounting", "Tool call tracking" and
+The spec's "Event type mapping", "Token accounting", "Tool call tracking" and
 "Exit code mapping" tables, row by row, then every real CLI transcript in
 tests/data/copilot-cli replayed through the parser.
 """
@@ -532,7 +532,7 @@ EXIT_TABLE: list[tuple[Any, ...]] = [
     ("lines", "returncode", "ssh_host", "stderr", "reason", "kind", "final", "fragments"),
     [pytest.param(*row[1:], id=row[0]) for row in EXIT_TABLE],
 )
-def test_exit_status_maps_to_the_seeds_outcome(
+def test_exit_status_maps_to_the_specs_outcome(
     lines: list[str],
     returncode: int,
     ssh_host: str | None,

@@ -1,4 +1,4 @@
-"""The copilot-transcript adapter (seed: "Copilot CLI Session Integration").
+"""The copilot-transcript adapter (spec: "Copilot CLI Session Integration").
 
 Every turn is a fresh, stateless `copilot -p` whose prompt carries the
 conversation so far. The CLI is faked with pytest-subprocess (`fp`); the
@@ -69,7 +69,7 @@ def reply_lines(
 
 
 def expected_prompt(exchanges: Sequence[tuple[str, str]], message: str) -> str:
-    """The seed's transcript format, spelled out independently of build_prompt."""
+    """The spec's transcript format, spelled out independently of build_prompt."""
     if not exchanges:
         return message
     body = "".join(f"User: {user}\nAssistant: {reply}\n" for user, reply in exchanges)
@@ -109,7 +109,7 @@ def test_build_prompt_without_history_is_the_message_unchanged(message: str) -> 
     assert build_prompt([], message) == message
 
 
-def test_build_prompt_with_one_exchange_is_the_seed_format() -> None:
+def test_build_prompt_with_one_exchange_is_the_spec_format() -> None:
     prompt = build_prompt([Exchange("a", "b")], "c")
 
     assert prompt == "Previous conversation:\nUser: a\nAssistant: b\n\nUser: c"

@@ -19,7 +19,7 @@ from copilot_driver.adapters.core.errors import ErrorKind
 WHEN = datetime(2026, 11, 21, 6, 21, 48, 752_345, tzinfo=UTC)
 
 
-def test_event_type_values_are_the_seeds_names() -> None:
+def test_event_type_values_are_the_specs_names() -> None:
     assert {t.value for t in EventType} == {
         "session_started",
         "notification",

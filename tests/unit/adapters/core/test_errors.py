@@ -49,7 +49,7 @@ def test_to_dict() -> None:
     assert error.to_dict() == {"kind": "turn_failed", "message": "boom", "retryable": False}
 
 
-def test_kind_values_are_the_seeds_names() -> None:
+def test_kind_values_are_the_specs_names() -> None:
     assert [k.value for k in ErrorKind] == [
         "invalid_workspace_cwd",
         "agent_not_found",

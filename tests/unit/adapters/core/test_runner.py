@@ -115,7 +115,7 @@ async def _session(runner: TurnRunner) -> Session:
     return await runner.start_session("/tmp/ws")
 
 
-def test_default_limits_are_the_seeds() -> None:
+def test_default_limits_are_the_specs() -> None:
     assert RunnerLimits() == RunnerLimits(
         max_turns=20, turn_timeout_ms=3_600_000, stall_timeout_ms=300_000
     )

@@ -84,7 +84,7 @@ def test_front_matter_not_a_mapping(yaml_text: str) -> None:
 # -- parse_workflow: the agent block -------------------------------------------
 
 
-def test_defaults_are_the_seeds() -> None:
+def test_defaults_are_the_specs() -> None:
     workflow = parse_workflow({"agent": {"kind": KIND}})
     agent = workflow.agent
     assert workflow.kind == KIND

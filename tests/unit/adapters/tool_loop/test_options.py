@@ -26,7 +26,7 @@ def problem(**fields: Any) -> str:
     return str(caught.value)
 
 
-def test_defaults_follow_the_seed() -> None:
+def test_defaults_follow_the_spec() -> None:
     parsed = options()
     assert parsed.max_rounds == DEFAULT_MAX_ROUNDS == 20
     assert parsed.temperature == 0.1

@@ -54,7 +54,7 @@ USAGE_CHUNK = {
     },
 }
 
-# The seed's example, plus a second call interleaved with the first and text with
+# The spec's example, plus a second call interleaved with the first and text with
 # multi-byte characters: everything a stream may legally do.
 CHUNKS: list[dict[str, Any]] = [
     delta(role="assistant", content=""),
@@ -221,7 +221,7 @@ def test_a_non_streamed_answer_is_read_too() -> None:
 # -- the request -----------------------------------------------------------------
 
 
-def test_the_request_is_the_seeds_streamed_tool_request() -> None:
+def test_the_request_is_the_specs_streamed_tool_request() -> None:
     body = request_body(OPTIONS, [{"role": "user", "content": "hi"}])
     assert body["model"] == "gpt-test"
     assert body["stream"] is True

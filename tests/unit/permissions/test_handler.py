@@ -16,12 +16,8 @@ from copilot.rpc import PermissionDecisionApproveOnce, PermissionDecisionReject
 from copilot.session import PermissionHandler
 from copilot.session_events import (
     PermissionRequestCustomTool,
-    PermissionRequestMcp,
     PermissionRequestMemory,
     PermissionRequestRead,
-    PermissionRequestShell,
-    PermissionRequestUrl,
-    PermissionRequestWrite,
 )
 
 from copilot_driver.logs import DriverLog, configure_logging
@@ -36,6 +32,7 @@ from copilot_driver.permissions.handler import (
 )
 from copilot_driver.permissions.policy import DENIAL_FEEDBACK, Decision, Policy
 from copilot_driver.redaction import Redactor
+from helpers.permission_requests import mcp, read, shell, url, write
 
 SECRET = "ghs_SeCrEt0123456789abcdefXYZ"
 INVOCATION = {"session_id": "s-1", "managed_settings_enabled": False}
@@ -72,57 +69,6 @@ def sink() -> Sink:
 
 
 # --- the real requests -------------------------------------------------------------------------
-
-
-def shell(command: str, identifiers: list[str] | None = None) -> PermissionRequestShell:
-    wire: dict[str, Any] = {
-        "kind": "shell",
-        "canOfferSessionApproval": False,
-        "commands": [{"identifier": command, "readOnly": False}],
-        "fullCommandText": command,
-        "hasWriteFileRedirection": False,
-        "intention": "run",
-        "possiblePaths": [],
-        "possibleUrls": [],
-    }
-    if identifiers is not None:
-        wire["commandSegments"] = [
-            {"fullCommandText": command, "identifier": i} for i in identifiers
-        ]
-    return PermissionRequestShell.from_dict(wire)
-
-
-def mcp(server: str = "fake", tool: str = "add") -> PermissionRequestMcp:
-    return PermissionRequestMcp.from_dict(
-        {
-            "kind": "mcp",
-            "serverName": server,
-            "toolName": f"{server}-{tool}",
-            "toolTitle": tool,
-            "readOnly": False,
-            "args": {},
-        }
-    )
-
-
-def url(address: str) -> PermissionRequestUrl:
-    return PermissionRequestUrl.from_dict({"kind": "url", "intention": "fetch", "url": address})
-
-
-def write(file_name: str) -> PermissionRequestWrite:
-    return PermissionRequestWrite.from_dict(
-        {
-            "kind": "write",
-            "canOfferSessionApproval": False,
-            "diff": "+x\n",
-            "fileName": file_name,
-            "intention": "write",
-        }
-    )
-
-
-def read(path: str) -> PermissionRequestRead:
-    return PermissionRequestRead.from_dict({"kind": "read", "intention": "read", "path": path})
 
 
 def custom_tool(name: str) -> PermissionRequestCustomTool:

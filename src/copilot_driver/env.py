@@ -111,6 +111,17 @@ SERVER_ARGS = Variable(
     "approve every request). The harness reads it with the same parser and refuses the same "
     "values before starting the sidecar",
 )
+TOOL_CONFIG = Variable(
+    "GH_AW_COPILOT_SDK_TOOL_CONFIG",
+    "gh-aw's tool contract (JSON): capabilities and the allowlist",
+    "gh-aw's compiler-owned tool contract, version 1: six capability booleans (`bash`, "
+    "`edit`, `webFetch`, `webSearch`, `mcp`, `cliProxy`), `permissions.allowedTools` (the "
+    "permission policy; it takes precedence over the two variables below, whose deny rules "
+    "still apply), `explicitlyDisabledTools`, an optional `maxToolCalls` budget. Checked as a "
+    "whole before the session exists: anything missing, mistyped or contradictory is a "
+    "configuration error, and version 2 (the `go-repository` profile) is refused. Unset: the "
+    "1.0.2 behaviour",
+)
 PERMISSIONS = Variable(
     "GH_AW_COPILOT_SDK_PERMISSIONS",
     'explicit policy {"allowAllTools", "allowedTools", "deniedTools"}',
@@ -164,6 +175,7 @@ DRIVER_VARIABLES: tuple[Variable, ...] = (
     LOG_FORMAT,
     WORKSPACE,
     SESSION_STATE_BASE_DIR,
+    TOOL_CONFIG,
     SERVER_ARGS,
     PERMISSIONS,
     MAX_TOOL_DENIALS,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copilot_driver import env as contract
+from copilot_driver.driver.contract import ToolContract, ToolContractError, parse_tool_contract
 from copilot_driver.env import DEFAULT_LOG_LEVEL, LOG_LEVELS, LogFormat, LogLevel, value_of
 from copilot_driver.formatting import escape_line_breaks, shorten
 from copilot_driver.permissions.config import PermissionConfig, resolve_permissions
@@ -100,6 +101,8 @@ class DriverConfig:
     permissions: PermissionConfig = field(default_factory=PermissionConfig)
     max_tool_denials: int = DEFAULT_MAX_TOOL_DENIALS
     """The tool-denials guard: the session stops at this many denials."""
+    tool_contract: ToolContract | None = None
+    """gh-aw's compiler-owned tool contract, when the workflow gives one."""
     github_actions: bool = False
     """GITHUB_ACTIONS=true: denials are also GitHub Actions warning annotations."""
     notices: tuple[str, ...] = ()
@@ -175,13 +178,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     except ValueError as error:
         problems.append(str(error))
 
-    permissions = PermissionConfig()
-    try:
-        permissions = resolve_permissions(env)
-    except ValueError as error:
-        problems.append(
-            f"{error} (a permission policy that cannot be read is never widened to allow-all)"
-        )
+    permissions, tool_contract = _permissions(env, problems)
     max_tool_denials = parse_max_tool_denials(
         env.get(contract.MAX_TOOL_DENIALS.name), notices, quote=quote
     )
@@ -203,9 +200,36 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         provider=provider,
         permissions=permissions,
         max_tool_denials=max_tool_denials,
+        tool_contract=tool_contract,
         github_actions=env.get(contract.GITHUB_ACTIONS.name, "").strip().lower() == "true",
         notices=tuple(notices),
     )
+
+
+def _permissions(
+    env: Mapping[str, str], problems: list[str]
+) -> tuple[PermissionConfig, ToolContract | None]:
+    """The policy, from the tool contract when there is one, else from the 1.0.2 inputs."""
+    permissions = PermissionConfig()
+    try:
+        permissions = resolve_permissions(env)
+    except ValueError as error:
+        problems.append(
+            f"{error} (a permission policy that cannot be read is never widened to allow-all)"
+        )
+    try:
+        tool_contract = parse_tool_contract(env.get(contract.TOOL_CONFIG.name))
+    except ToolContractError as error:
+        problems.append(str(error))
+        return permissions, None
+    if tool_contract is None:
+        return permissions, None
+    # The compiler's allowlist is the policy; deny rules given elsewhere still narrow it.
+    source = contract.TOOL_CONFIG.name
+    allowed = tool_contract.allowed_tools
+    workflow_kind = tool_contract.can("dynamicWorkflows")
+    scoped = PermissionConfig(False, allowed, source, permissions.denied_tools, workflow_kind)
+    return scoped, tool_contract
 
 
 def _not_a_model_name(quoted: str) -> str:

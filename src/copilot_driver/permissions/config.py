@@ -51,6 +51,9 @@ class PermissionConfig:
     """The variable it came from, or "none"."""
     denied_tools: tuple[str, ...] = ()
     """`--deny-tool` rules: they win over every allow rule, in every mode."""
+    workflow_kind: bool = False
+    """The `workflow` request kind may be granted (by a `workflow` rule): only a tool
+    contract with `dynamicWorkflows` turns it on; otherwise it is an unknown kind."""
 
     @property
     def mode(self) -> Mode:

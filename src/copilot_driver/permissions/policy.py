@@ -14,7 +14,9 @@ SDK. Scoped mode (spec 5.3):
                  whole line, or when the line reads as literal simple commands
                  (`bash.py`), each covered by a name or prefix rule (`shell.py`),
                  and the runtime's own parse agrees with ours
-    anything else (memory, hook, workflow, extension-*, unknown): rejected
+    workflow     with `workflow`, and only when the tool contract turns
+                 `dynamicWorkflows` on (`PermissionConfig.workflow_kind`)
+    anything else (memory, hook, extension-*, unknown): rejected
 
 Deny rules (`--deny-tool`, the same grammar) are checked first, in every
 mode, and win over any allow rule; a request a deny rule matches is denied
@@ -112,7 +114,7 @@ class Policy:
         if not self.config.denied_tools:
             return None
         names = self._deny.names
-        if kind in ("read", "write") and kind in names:
+        if kind in ("read", "write", "workflow") and kind in names:
             return f"`{kind}` is denied by --deny-tool {kind}"
         if kind == "url" and "web_fetch" in names:
             return "`web_fetch` is denied by --deny-tool web_fetch"
@@ -150,7 +152,8 @@ class Policy:
         if kind == "mcp":
             server, tool = _text(request, "serverName"), _text(request, "toolName")
             title = request.get("toolTitle")
-            if server in names or any(
+            # `workflow` grants the workflow kind, never an MCP server of that name.
+            if (server in names and server != "workflow") or any(
                 granted_server == server and mcp_tool_matches(granted_tool, server, tool, title)
                 for granted_server, granted_tool in self._allow.mcp
             ):
@@ -159,6 +162,8 @@ class Policy:
             return f"MCP tool `{server}({shown})` is not in the allowlist"
         if kind == "shell":
             return None if "shell" in names else self._shell_denial(request)
+        if kind == "workflow" and self.config.workflow_kind:
+            return None if "workflow" in names else "`workflow` is not in the allowlist"
         return f"request kind `{kind}` is never allowed in scoped mode"
 
     def _shell_denial(self, request: Mapping[str, Any]) -> str | None:

@@ -729,3 +729,34 @@ def test_a_failure_inside_the_policy_denies(monkeypatch: pytest.MonkeyPatch) -> 
     decision = policy("shell(git:*)").decide(shell("git status", ["git"]).to_dict())
     assert decision.allowed is False
     assert decision.reason == "the policy failed to read the shell request (IndexError)"
+
+
+# --- the workflow kind (a tool contract with dynamicWorkflows) -------------------------
+
+
+def _dynamic(*rules: str, denied: tuple[str, ...] = ()) -> Policy:
+    return Policy(PermissionConfig(False, rules, "contract", denied, workflow_kind=True))
+
+
+def test_the_workflow_kind_needs_the_contract_and_a_workflow_rule() -> None:
+    wire = workflow().to_dict()
+    assert _dynamic("read", "workflow").decide(wire).allowed is True
+    assert _dynamic("read").decide(wire).reason == "`workflow` is not in the allowlist"
+    assert "never allowed" in policy("read", "workflow").decide(wire).reason
+
+
+def test_a_workflow_request_wanting_managed_approval_is_denied() -> None:
+    wire = {**workflow().to_dict(), "managedApprovalRequired": True}
+    assert _dynamic("workflow").decide(wire).allowed is False
+
+
+def test_a_workflow_deny_rule_wins() -> None:
+    decision = _dynamic("workflow", denied=("workflow",)).decide(workflow().to_dict())
+    assert decision.allowed is False
+    assert "denied by --deny-tool workflow" in decision.reason
+
+
+def test_the_workflow_rule_never_grants_an_mcp_server_of_that_name() -> None:
+    wire = mcp("workflow", "run").to_dict()
+    assert _dynamic("workflow").decide(wire).allowed is False
+    assert _dynamic("workflow(run)").decide(wire).allowed is True

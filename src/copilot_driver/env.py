@@ -122,6 +122,15 @@ TOOL_CONFIG = Variable(
     "configuration error, and version 2 (the `go-repository` profile) is refused. Unset: the "
     "1.0.2 behaviour",
 )
+PROVIDER_CATALOG = Variable(
+    "GH_AW_COPILOT_SDK_MULTI_PROVIDER_JSON",
+    "gh-aw's provider catalog (JSON): providers and models",
+    'gh-aw\'s provider catalog `{"providers": [{name, type, baseUrl, wireApi?}], '
+    '"models": [{id, provider}]}`: the session\'s providers and models. `COPILOT_MODEL` is '
+    "resolved against it (`<provider>/<id>`, `copilot/<id>` or a bare id); a model it cannot "
+    "serve, or a catalog that is not complete, is a configuration error. When it is set, the "
+    "`COPILOT_PROVIDER_*` variables are left to the sidecar",
+)
 PERMISSIONS = Variable(
     "GH_AW_COPILOT_SDK_PERMISSIONS",
     'explicit policy {"allowAllTools", "allowedTools", "deniedTools"}',
@@ -176,6 +185,7 @@ DRIVER_VARIABLES: tuple[Variable, ...] = (
     WORKSPACE,
     SESSION_STATE_BASE_DIR,
     TOOL_CONFIG,
+    PROVIDER_CATALOG,
     SERVER_ARGS,
     PERMISSIONS,
     MAX_TOOL_DENIALS,

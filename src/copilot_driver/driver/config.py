@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copilot_driver import env as contract
+from copilot_driver.driver.catalog import CatalogError, ProviderCatalog, parse_catalog
 from copilot_driver.driver.contract import ToolContract, ToolContractError, parse_tool_contract
 from copilot_driver.env import DEFAULT_LOG_LEVEL, LOG_LEVELS, LogFormat, LogLevel, value_of
 from copilot_driver.formatting import escape_line_breaks, shorten
@@ -98,6 +99,9 @@ class DriverConfig:
     working_directory: Path
     session_state_base_dir: Path
     provider: ProviderConfig | None = None
+    catalog: ProviderCatalog | None = None
+    """gh-aw's provider catalog; with it, `model` is the `<provider>/<id>` it serves and
+    `provider` is None."""
     permissions: PermissionConfig = field(default_factory=PermissionConfig)
     max_tool_denials: int = DEFAULT_MAX_TOOL_DENIALS
     """The tool-denials guard: the session stops at this many denials."""
@@ -172,11 +176,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     base = cwd if cwd is not None else Path.cwd()
     working_directory = _working_directory(value_of(env, contract.WORKSPACE), base, quote, problems)
 
-    provider = None
-    try:
-        provider = parse_provider(env, quote=quote)
-    except ValueError as error:
-        problems.append(str(error))
+    provider, catalog, model = _model_and_providers(env, model, quote, problems)
 
     permissions, tool_contract = _permissions(env, problems)
     max_tool_denials = parse_max_tool_denials(
@@ -198,12 +198,43 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         working_directory=working_directory,
         session_state_base_dir=contract.session_state_base_dir(env, base),
         provider=provider,
+        catalog=catalog,
         permissions=permissions,
         max_tool_denials=max_tool_denials,
         tool_contract=tool_contract,
         github_actions=env.get(contract.GITHUB_ACTIONS.name, "").strip().lower() == "true",
         notices=tuple(notices),
     )
+
+
+def _model_and_providers(
+    env: Mapping[str, str], model: str | None, quote: Quote, problems: list[str]
+) -> tuple[ProviderConfig | None, ProviderCatalog | None, str | None]:
+    """The session's provider(s) and its model: gh-aw's catalog when it is given (the
+    `COPILOT_PROVIDER_*` variables are then the sidecar's own), else the single
+    bring-your-own-model provider, if any."""
+    try:
+        catalog = parse_catalog(env.get(contract.PROVIDER_CATALOG.name))
+    except CatalogError as error:
+        problems.append(str(error))
+        return None, None, model
+    if catalog is None:
+        try:
+            return parse_provider(env, quote=quote), None, model
+        except ValueError as error:
+            problems.append(str(error))
+            return None, None, model
+    if model is None:
+        return None, catalog, None  # reported as missing already
+    served = catalog.resolve(model)
+    if served is None:
+        problems.append(
+            f"{contract.MODEL.name}={quote(model)!r} is not a model "
+            f"{contract.PROVIDER_CATALOG.name} serves ({catalog.served()}): set "
+            f"{contract.MODEL.name} to one of them"
+        )
+        return None, catalog, model
+    return None, catalog, served.qualified
 
 
 def _permissions(

@@ -19,6 +19,8 @@ LogLevel = Literal["none", "error", "warning", "info", "debug", "all"]
 LogFormat = Literal["json", "text"]
 LOG_LEVELS: tuple[LogLevel, ...] = ("none", "error", "warning", "info", "debug", "all")
 DEFAULT_LOG_LEVEL: LogLevel = "warning"
+ReasoningEffort = Literal["low", "medium", "high", "xhigh", "max"]
+REASONING_EFFORTS: tuple[ReasoningEffort, ...] = ("low", "medium", "high", "xhigh", "max")
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,18 @@ PROVIDER_CATALOG = Variable(
     "serve, or a catalog that is not complete, is a configuration error. When it is set, the "
     "`COPILOT_PROVIDER_*` variables are left to the sidecar",
 )
+MODEL_ROUTING = Variable(
+    "GH_AW_MODEL_ROUTING",
+    "1: gh-aw routed the model; its effort applies",
+    "`1` when gh-aw's firewall routed the model; only then is the routing effort read",
+)
+ROUTING_EFFORT = Variable(
+    "GH_AW_COPILOT_ROUTING_EFFORT",
+    "the routed model's effort: low|medium|high|xhigh|max",
+    "with `GH_AW_MODEL_ROUTING=1`, the session's reasoning effort: `low`, `medium`, `high`, "
+    "`xhigh` or `max` (what the SDK accepts); `none`, `minimal` or anything else leaves the "
+    "model's default, with a `config.fallback` warning",
+)
 PERMISSIONS = Variable(
     "GH_AW_COPILOT_SDK_PERMISSIONS",
     'explicit policy {"allowAllTools", "allowedTools", "deniedTools"}',
@@ -186,6 +200,8 @@ DRIVER_VARIABLES: tuple[Variable, ...] = (
     SESSION_STATE_BASE_DIR,
     TOOL_CONFIG,
     PROVIDER_CATALOG,
+    MODEL_ROUTING,
+    ROUTING_EFFORT,
     SERVER_ARGS,
     PERMISSIONS,
     MAX_TOOL_DENIALS,

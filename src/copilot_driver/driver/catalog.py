@@ -65,6 +65,17 @@ class ProviderCatalog:
                 return entry
         return None
 
+    def to_sdk(self) -> dict[str, list[dict[str, str]]]:
+        """The session's `providers` and `models`, in the SDK's names."""
+        providers = []
+        for provider in self.providers:
+            entry = {"name": provider.name, "type": provider.type, "base_url": provider.base_url}
+            if provider.wire_api:
+                entry["wire_api"] = provider.wire_api
+            providers.append(entry)
+        models = [{"id": model.id, "provider": model.provider} for model in self.models]
+        return {"providers": providers, "models": models}
+
     def served(self) -> str:
         """The models it serves, for an error message."""
         shown = ", ".join(entry.qualified for entry in self.models[:_SHOWN_MODELS])

@@ -27,7 +27,15 @@ from pathlib import Path
 from copilot_driver import env as contract
 from copilot_driver.driver.catalog import CatalogError, ProviderCatalog, parse_catalog
 from copilot_driver.driver.contract import ToolContract, ToolContractError, parse_tool_contract
-from copilot_driver.env import DEFAULT_LOG_LEVEL, LOG_LEVELS, LogFormat, LogLevel, value_of
+from copilot_driver.env import (
+    DEFAULT_LOG_LEVEL,
+    LOG_LEVELS,
+    REASONING_EFFORTS,
+    LogFormat,
+    LogLevel,
+    ReasoningEffort,
+    value_of,
+)
 from copilot_driver.formatting import escape_line_breaks, shorten
 from copilot_driver.permissions.config import PermissionConfig, resolve_permissions
 from copilot_driver.redaction import Redactor
@@ -107,6 +115,8 @@ class DriverConfig:
     """The tool-denials guard: the session stops at this many denials."""
     tool_contract: ToolContract | None = None
     """gh-aw's compiler-owned tool contract, when the workflow gives one."""
+    reasoning_effort: ReasoningEffort | None = None
+    """The routed model's effort (gh-aw's model routing), else the model's default."""
     github_actions: bool = False
     """GITHUB_ACTIONS=true: denials are also GitHub Actions warning annotations."""
     notices: tuple[str, ...] = ()
@@ -179,6 +189,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     provider, catalog, model = _model_and_providers(env, model, quote, problems)
 
     permissions, tool_contract = _permissions(env, problems)
+    reasoning_effort = parse_routing_effort(env, notices, quote=quote)
     max_tool_denials = parse_max_tool_denials(
         env.get(contract.MAX_TOOL_DENIALS.name), notices, quote=quote
     )
@@ -202,6 +213,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         permissions=permissions,
         max_tool_denials=max_tool_denials,
         tool_contract=tool_contract,
+        reasoning_effort=reasoning_effort,
         github_actions=env.get(contract.GITHUB_ACTIONS.name, "").strip().lower() == "true",
         notices=tuple(notices),
     )
@@ -424,6 +436,25 @@ def _positive_whole_number(
         return int(value)
     notices.append(f"{name}={quote(raw)!r} is not {what} up to {limit}; using {default}")
     return default
+
+
+def parse_routing_effort(
+    env: Mapping[str, str], notices: list[str], *, quote: Quote = _shorten
+) -> ReasoningEffort | None:
+    """gh-aw's routing effort, when routing is on and the SDK accepts the value."""
+    if env.get(contract.MODEL_ROUTING.name, "").strip() != "1":
+        return None
+    raw = value_of(env, contract.ROUTING_EFFORT)
+    if raw is None:
+        return None
+    for effort in REASONING_EFFORTS:
+        if raw.lower() == effort:
+            return effort
+    notices.append(
+        f"{contract.ROUTING_EFFORT.name}={quote(raw)!r} is not one of "
+        f"{', '.join(REASONING_EFFORTS)}; using the model's default effort"
+    )
+    return None
 
 
 def parse_log_level(raw: str | None, notices: list[str], *, quote: Quote = _shorten) -> LogLevel:

@@ -42,6 +42,35 @@ _BUILT_IN_GRANTS = frozenset({"read", "write", "web_fetch", "web_search", "shell
 """Allowlist entries that name a built-in permission rather than an MCP server."""
 
 
+ALWAYS_AVAILABLE = (
+    "task_complete",
+    "exit_plan_mode",
+    "task",
+    "read_agent",
+    "write_agent",
+    "list_agents",
+    "skill",
+    "view",
+    "rg",
+    "grep",
+    "glob",
+    "sql",
+)
+"""Built-in tools every session keeps: the agent's own bookkeeping and read-only search.
+(The runtime names its search tool `rg` or `grep` depending on the model; names it does
+not offer are ignored.)"""
+CAPABILITY_TOOLS = {
+    "bash": ("bash", "read_bash", "stop_bash", "list_bash"),
+    "edit": ("apply_patch", "edit", "create", "delete", "move"),
+    "webFetch": ("web_fetch",),
+    "webSearch": ("web_search",),
+    "mcp": ("mcp:*",),
+    "dynamicWorkflows": ("run_dynamic_workflow", "dynamic_workflows_manage"),
+}
+"""The built-in tools (and, for `mcp`, every MCP server's tools) each capability makes
+visible to the model. `cliProxy` adds none: its commands are reached through bash."""
+
+
 class ToolContractError(ValueError):
     """The contract cannot be used; the message says what is wrong and what to do."""
 
@@ -57,6 +86,16 @@ class ToolContract:
 
     def can(self, capability: str) -> bool:
         return self.capabilities.get(capability, False)
+
+    def available_tools(self) -> list[str]:
+        """The session's tool allowlist: what the model may see at all."""
+        tools = list(ALWAYS_AVAILABLE)
+        for capability, names in CAPABILITY_TOOLS.items():
+            if self.can(capability):
+                tools += names
+        if self.can("bash") and self.can("edit"):
+            tools.append("write_bash")  # writes to a running shell: needs both
+        return tools
 
 
 def parse_tool_contract(raw: str | None) -> ToolContract | None:

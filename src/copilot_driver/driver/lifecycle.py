@@ -285,6 +285,12 @@ class Lifecycle:
         }
         if self.config.provider is not None:
             options["provider"] = self.config.provider.to_sdk()
+        if self.config.catalog is not None:
+            options.update(self.config.catalog.to_sdk())
+        if self.config.tool_contract is not None:
+            options["available_tools"] = self.config.tool_contract.available_tools()
+        if self.config.reasoning_effort is not None:
+            options["reasoning_effort"] = self.config.reasoning_effort
         return options
 
     def _watch_sidecar(self, client: CopilotClient) -> SidecarWatchdog:

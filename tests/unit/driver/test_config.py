@@ -876,3 +876,22 @@ def test_zero_with_leading_zeros_is_still_not_positive(
     env[variable] = "000"
     (notice,) = load_config(env, cwd=tmp_path).notices
     assert notice.startswith(f"{variable}='000'")
+
+
+# -- gh-aw's routing effort ---------------------------------------------------------------
+
+
+def test_the_routing_effort_applies_only_when_routing_is_on() -> None:
+    from copilot_driver.driver.config import parse_routing_effort
+
+    notices: list[str] = []
+    on = {"GH_AW_MODEL_ROUTING": "1"}
+    assert parse_routing_effort({**on, "GH_AW_COPILOT_ROUTING_EFFORT": "High"}, notices) == "high"
+    assert parse_routing_effort({"GH_AW_COPILOT_ROUTING_EFFORT": "high"}, notices) is None
+    assert parse_routing_effort(on, notices) is None
+    assert notices == []
+    assert parse_routing_effort({**on, "GH_AW_COPILOT_ROUTING_EFFORT": "minimal"}, notices) is None
+    assert notices == [
+        "GH_AW_COPILOT_ROUTING_EFFORT='minimal' is not one of low, medium, high, xhigh, max; "
+        "using the model's default effort"
+    ]

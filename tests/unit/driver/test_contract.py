@@ -335,3 +335,45 @@ def test_a_broken_contract_is_a_configuration_error_never_a_wider_policy(tmp_pat
         load_config(env, cwd=tmp_path)
     (problem,) = caught.value.problems
     assert problem.startswith("GH_AW_COPILOT_SDK_TOOL_CONFIG needs a capabilities object")
+
+
+# -- what the model may see -------------------------------------------------------------
+
+
+def _tools(**on: bool) -> list[str]:
+    tools = ["read"]
+    grants = {"bash": "shell", "edit": "write", "webFetch": "web_fetch", "webSearch": "web_search"}
+    tools += [grants[name] for name, value in on.items() if value and name in grants]
+    if on.get("mcp"):
+        tools.append("github")
+    parsed = parse_tool_contract(
+        json.dumps(contract(capabilities=capabilities(**on), permissions={"allowedTools": tools}))
+    )
+    assert parsed is not None
+    return parsed.available_tools()
+
+
+def test_a_read_only_contract_shows_only_the_agent_and_search_tools() -> None:
+    tools = _tools()
+    assert {"view", "glob", "grep", "rg", "task", "skill"} <= set(tools)
+    assert not {"bash", "edit", "create", "apply_patch", "web_fetch", "mcp:*"} & set(tools)
+
+
+@pytest.mark.parametrize(
+    ("capability", "shown"),
+    [
+        ("bash", {"bash", "read_bash", "stop_bash", "list_bash"}),
+        ("edit", {"apply_patch", "edit", "create", "delete", "move"}),
+        ("webFetch", {"web_fetch"}),
+        ("webSearch", {"web_search"}),
+        ("mcp", {"mcp:*"}),
+    ],
+)
+def test_each_capability_shows_its_tools(capability: str, shown: set[str]) -> None:
+    assert shown <= set(_tools(**{capability: True}))
+    assert not shown & set(_tools())
+    assert "write_bash" not in _tools(**{capability: True})
+
+
+def test_writing_to_a_shell_needs_both_bash_and_edit() -> None:
+    assert "write_bash" in _tools(bash=True, edit=True)

@@ -1,0 +1,209 @@
+"""The driver under gh-aw's engine, started as gh-aw starts a custom driver.
+
+gh-aw's harness runs `python3 <workspace>/<driver file> <copilot binary>`
+with the workspace as its folder, stdin closed, in its own process group,
+with the tool contract, a provider catalog, a `copilot/`-prefixed model, the
+denials threshold and a send timeout in its environment. Here the catalog's
+only provider is a scripted model server of its own, apart from the one the
+sidecar was started with, so which one the session used is visible.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from copilot_driver.gh_aw import DEFAULT_PATH, write_driver_file
+from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar, ToolCall
+from copilot_driver.testing.environment import TEST_MODEL, driver_environment
+from copilot_driver.testing.fixtures import parse_log
+
+pytestmark = pytest.mark.e2e
+
+RUN_TIMEOUT_S = 120
+READ_ONLY = {
+    "bash": False,
+    "edit": False,
+    "webFetch": False,
+    "webSearch": False,
+    "mcp": False,
+    "cliProxy": False,
+}
+
+
+def tool_contract(*allowed: str, **capabilities: bool) -> str:
+    return json.dumps(
+        {
+            "version": 1,
+            "capabilities": {**READ_ONLY, **capabilities},
+            "permissions": {"allowedTools": ["read", *allowed]},
+        }
+    )
+
+
+@dataclass
+class GhAwRun:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def log(self) -> list[dict[str, Any]]:
+        return parse_log(self.stderr)
+
+
+@pytest.fixture
+def catalog_model() -> Iterator[ScriptedModelServer]:
+    """The catalog's only provider (not the model the sidecar itself was given)."""
+    with ScriptedModelServer() as server:
+        yield server
+
+
+class GhAw:
+    def __init__(
+        self,
+        tmp_path: Path,
+        sidecar: TestSidecar,
+        copilot_cli: Path,
+        catalog_model: ScriptedModelServer,
+    ) -> None:
+        self.workspace = tmp_path / "workspace"
+        self.workspace.mkdir()
+        self.driver_file = self.workspace / DEFAULT_PATH
+        write_driver_file(self.driver_file)
+        self.copilot_cli = copilot_cli
+        prompt = tmp_path / "prompt.txt"
+        prompt.write_text("please RUN the task", encoding="utf-8")
+        catalog = {
+            "model": TEST_MODEL,
+            "providers": [{"name": "copilot", "type": "openai", "baseUrl": catalog_model.base_url}],
+            "models": [{"id": TEST_MODEL, "provider": "copilot"}],
+        }
+        self.env = driver_environment(
+            prompt_file=prompt,
+            sdk_uri=sidecar.uri,
+            token=sidecar.token,
+            model_base_url=None,
+            state_dir=tmp_path / "state",
+            workspace=self.workspace,
+            COPILOT_MODEL=f"copilot/{TEST_MODEL}",
+            GH_AW_COPILOT_SDK_MULTI_PROVIDER_JSON=json.dumps(catalog),
+            GH_AW_COPILOT_SDK_TOOL_CONFIG=tool_contract(),
+            GH_AW_MAX_TOOL_DENIALS="3",
+            COPILOT_SDK_SEND_TIMEOUT_MS="60000",
+            # gh-aw also names its proxy here for the sidecar's own use: left alone.
+            COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:9/v1",
+            COPILOT_PROVIDER_TYPE="openai",
+        )
+
+    def run(self, **overrides: str) -> GhAwRun:
+        completed = subprocess.run(
+            [sys.executable, str(self.driver_file), str(self.copilot_cli)],
+            cwd=self.workspace,
+            env={**self.env, **overrides},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            start_new_session=True,
+            check=False,
+        )
+        return GhAwRun(completed.returncode, completed.stdout, completed.stderr)
+
+
+@pytest.fixture
+def gh_aw(
+    tmp_path: Path,
+    copilot_sidecar: TestSidecar,
+    copilot_cli: Path,
+    catalog_model: ScriptedModelServer,
+) -> GhAw:
+    return GhAw(tmp_path, copilot_sidecar, copilot_cli, catalog_model)
+
+
+def offered_tools(server: ScriptedModelServer) -> set[str]:
+    (first, *_) = server.chat_requests()
+    return {tool["function"]["name"] for tool in first.body.get("tools", [])}
+
+
+def test_a_plain_turn_uses_the_catalog_provider_and_model(
+    gh_aw: GhAw, catalog_model: ScriptedModelServer, scripted_model: ScriptedModelServer
+) -> None:
+    catalog_model.script = Script(rules=(Rule("RUN", (Reply(text="done by the catalog"),)),))
+    run = gh_aw.run()
+
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout == "done by the catalog\n"
+    assert catalog_model.chat_requests(), "the catalog's provider served the session"
+    assert not scripted_model.requests, "the sidecar's own model was never asked"
+    assert {request.body["model"] for request in catalog_model.chat_requests()} == {TEST_MODEL}
+    (created,) = [entry for entry in run.log if entry["event"] == "session.created"]
+    assert created["model"] == f"copilot/{TEST_MODEL}"
+    (config,) = [entry for entry in run.log if entry["event"] == "permissions.config"]
+    assert config["permissionSource"] == "GH_AW_COPILOT_SDK_TOOL_CONFIG"
+
+
+def test_a_tool_the_contract_allows_runs(gh_aw: GhAw, catalog_model: ScriptedModelServer) -> None:
+    marker = gh_aw.workspace / "marker.txt"
+    catalog_model.script = Script(
+        rules=(
+            Rule(
+                "RUN",
+                (
+                    Reply(tool_calls=(ToolCall("bash", {"command": f"touch {marker}"}),)),
+                    Reply(text="touched"),
+                ),
+            ),
+        )
+    )
+    run = gh_aw.run(GH_AW_COPILOT_SDK_TOOL_CONFIG=tool_contract("shell(touch:*)", bash=True))
+
+    assert run.exit_code == 0, run.stderr
+    assert marker.exists(), "bash ran the allowed command"
+    assert "bash" in offered_tools(catalog_model)
+
+
+def test_a_tool_the_contract_hides_is_never_offered_to_the_model(
+    gh_aw: GhAw, catalog_model: ScriptedModelServer
+) -> None:
+    catalog_model.script = Script(rules=(Rule("RUN", (Reply(text="read only"),)),))
+    run = gh_aw.run()  # bash and edit off
+
+    assert run.exit_code == 0, run.stderr
+    offered = offered_tools(catalog_model)
+    assert "view" in offered, offered
+    hidden = {"bash", "read_bash", "write_bash", "create", "edit", "apply_patch", "web_fetch"}
+    assert not offered & hidden, offered & hidden
+
+
+@pytest.mark.parametrize(
+    ("contract", "says"),
+    [
+        ('{"version": 1}', "needs a capabilities object"),
+        (tool_contract("write"), "turns edit off but grants a write"),
+        ('{"version": 2, "profile": "go-repository"}', "version 2 (the go-repository profile)"),
+    ],
+)
+def test_a_broken_contract_stops_the_run_before_any_prompt_is_sent(
+    gh_aw: GhAw,
+    catalog_model: ScriptedModelServer,
+    scripted_model: ScriptedModelServer,
+    contract: str,
+    says: str,
+) -> None:
+    run = gh_aw.run(GH_AW_COPILOT_SDK_TOOL_CONFIG=contract)
+
+    assert run.exit_code == 2
+    assert run.stdout == ""
+    (line,) = run.stderr.splitlines()
+    assert line.startswith("[copilot-sdk-driver] error: GH_AW_COPILOT_SDK_TOOL_CONFIG ")
+    assert says in line
+    assert not catalog_model.requests
+    assert not scripted_model.requests

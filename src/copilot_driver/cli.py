@@ -31,7 +31,8 @@ the environment:
 {usage_lines()}
 A leading positional argument (the copilot binary a harness may pass) is
 ignored. Exit status: 0 success, 1 runtime failure, 2 configuration error,
-3 tool-denials guard, 124 send timeout, 128+N stopped by signal N.
+3 tool-denials guard, 6 tool-call budget, 124 send timeout, 128+N stopped by
+signal N.
 """
 
 

@@ -21,6 +21,8 @@ class ExitCode(IntEnum):
     """The harness could not start the Copilot CLI sidecar."""
     SIDECAR_DIED = 5
     """The harness's sidecar died while the driver was running."""
+    TOOL_CALL_BUDGET = 6
+    """The driver stopped the session at the tool contract's tool-call budget (maxToolCalls)."""
     SEND_TIMEOUT = 124
     """No completion within the time allowed (the `timeout(1)` convention)."""
 

@@ -39,6 +39,8 @@ PERMISSION_COMPLETED = "permission.completed"
 ABORT = "abort"
 # The driver's own record, written when the tool-denials guard stops the session.
 GUARD_TOOL_DENIALS_EXCEEDED = "guard.tool_denials_exceeded"
+# ... and when a call goes past the tool contract's tool-call budget.
+GUARD_TOOL_CALL_BUDGET_EXCEEDED = "guard.tool_call_budget_exceeded"
 
 UNREPORTED_TYPES = frozenset(
     [
@@ -108,6 +110,14 @@ def guard_record(count: int, threshold: int, reason: str) -> EventRecord:
     return make_record(
         GUARD_TOOL_DENIALS_EXCEEDED,
         {"denialCount": count, "threshold": threshold, "reason": reason},
+    )
+
+
+def budget_record(tool: str, count: int, limit: int, reason: str) -> EventRecord:
+    """The tool-call budget's record: the call that went past it, and why the run stopped."""
+    return make_record(
+        GUARD_TOOL_CALL_BUDGET_EXCEEDED,
+        {"toolName": tool, "callCount": count, "limit": limit, "exhausted": True, "reason": reason},
     )
 
 

@@ -207,3 +207,38 @@ def test_a_broken_contract_stops_the_run_before_any_prompt_is_sent(
     assert says in line
     assert not catalog_model.requests
     assert not scripted_model.requests
+
+
+def test_the_tool_call_budget_stops_the_run_before_the_call_past_it(
+    gh_aw: GhAw, catalog_model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    first, second = gh_aw.workspace / "first.txt", gh_aw.workspace / "second.txt"
+    catalog_model.script = Script(
+        rules=(
+            Rule(
+                "RUN",
+                (
+                    Reply(tool_calls=(ToolCall("bash", {"command": f"touch {first}"}),)),
+                    Reply(tool_calls=(ToolCall("bash", {"command": f"touch {second}"}),)),
+                    Reply(text="never asked for"),
+                ),
+            ),
+        )
+    )
+    contract = json.loads(tool_contract("shell(touch:*)", bash=True))
+    run = gh_aw.run(GH_AW_COPILOT_SDK_TOOL_CONFIG=json.dumps({**contract, "maxToolCalls": 1}))
+
+    assert run.exit_code == 6, run.stderr
+    assert first.exists(), "the call within the budget ran"
+    assert not second.exists(), "the call past the budget never ran"
+    assert len(catalog_model.chat_requests()) == 2, "the model was not asked again"
+    (error,) = [entry for entry in run.log if entry["event"] == "error"]
+    assert error["errorKind"] == "tool_call_budget_exceeded"
+    (events_file,) = (tmp_path / "state").rglob("events.jsonl")
+    guards = [
+        json.loads(line)
+        for line in events_file.read_text(encoding="utf-8").splitlines()
+        if '"guard.tool_call_budget_exceeded"' in line
+    ]
+    assert [guard["data"]["callCount"] for guard in guards] == [2]
+    assert guards[0]["data"]["limit"] == 1

@@ -15,6 +15,7 @@ def test_exit_code_values() -> None:
         "TOOL_DENIALS": 3,
         "SIDECAR_START_FAILED": 4,
         "SIDECAR_DIED": 5,
+        "TOOL_CALL_BUDGET": 6,
         "SEND_TIMEOUT": 124,
     }
 

@@ -13,6 +13,7 @@ from enum import StrEnum
 from copilot_driver.driver.stop import (
     StopRequestedError,
     StopSignalError,
+    ToolCallBudgetExceededError,
     ToolDenialsExceededError,
 )
 from copilot_driver.exit_codes import ExitCode, for_signal
@@ -33,6 +34,7 @@ class ErrorKind(StrEnum):
     INTERRUPTED = "interrupted"
     SIDECAR_LOST = "sidecar_lost"
     TOOL_DENIALS_EXCEEDED = "tool_denials_exceeded"
+    TOOL_CALL_BUDGET_EXCEEDED = "tool_call_budget_exceeded"
     SEND_TIMEOUT = "send_timeout"
     EVENTS_UNWRITABLE = "events_unwritable"
     SESSION_ERROR = "session_error"
@@ -130,6 +132,10 @@ def describe_stop(reason: StopRequestedError, phase: Phase) -> Failure:
         )
     if isinstance(reason, ToolDenialsExceededError):
         return Failure(ErrorKind.TOOL_DENIALS_EXCEEDED, reason.explanation, ExitCode.TOOL_DENIALS)
+    if isinstance(reason, ToolCallBudgetExceededError):
+        return Failure(
+            ErrorKind.TOOL_CALL_BUDGET_EXCEEDED, reason.explanation, ExitCode.TOOL_CALL_BUDGET
+        )
     return Failure(ErrorKind.SIDECAR_LOST, f"{reason} (during {phase})")
 
 

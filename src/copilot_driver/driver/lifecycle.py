@@ -44,11 +44,13 @@ from copilot_driver.driver.stop import (
     SidecarLostError,
     StopRequestedError,
     StopRequests,
+    ToolCallBudgetExceededError,
     ToolDenialsExceededError,
 )
 from copilot_driver.driver.tasks import StepAbandonedError, bounded, run_to_the_end
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.logs import DriverLog, configure_logging
+from copilot_driver.permissions.budget import ToolCallBudget
 from copilot_driver.permissions.handler import (
     DecisionsInFlight,
     DenialGuard,
@@ -57,7 +59,7 @@ from copilot_driver.permissions.handler import (
     make_permission_handler,
 )
 from copilot_driver.permissions.policy import Policy
-from copilot_driver.records import guard_record
+from copilot_driver.records import budget_record, guard_record
 from copilot_driver.redaction import Redactor
 
 if TYPE_CHECKING:
@@ -106,6 +108,8 @@ class Lifecycle:
         self._protocol_errors = ProtocolErrors()
         self._decisions = DecisionsInFlight()
         self._guard = DenialGuard(config.max_tool_denials, self._guard_tripped)
+        limit = config.tool_contract.max_tool_calls if config.tool_contract else None
+        self._budget = ToolCallBudget(limit, self._budget_exhausted) if limit else None
 
     async def run(self) -> SessionResult:
         """Steps 2 to 7 of spec 3.2 (step 1, the configuration, is already resolved)."""
@@ -231,6 +235,15 @@ class Lifecycle:
         self.sink.write_record(guard_record(count, threshold, stop.explanation))
         self.stop.stop_for(stop)
 
+    def _budget_exhausted(self, tool: str, count: int, limit: int) -> None:
+        """A call went past the tool-call budget: record it at once, then stop."""
+        stop = ToolCallBudgetExceededError(tool, count, limit)
+        self.log.warning(
+            "guard.tool_call_budget_exceeded", str(stop), toolName=tool, maxToolCalls=limit
+        )
+        self.sink.write_record(budget_record(tool, count, limit, stop.explanation))
+        self.stop.stop_for(stop)
+
     def _log_start(self) -> None:
         config = self.config
         self.log.info(
@@ -254,6 +267,14 @@ class Lifecycle:
             permissionSource=permissions.source,
             maxToolDenials=config.max_tool_denials,
         )
+        if config.tool_contract is not None:
+            tools = config.tool_contract.available_tools()
+            self.log.info(
+                "tools.config",
+                f"the model may see {len(tools)} tools (from the tool contract)",
+                availableTools=tools,
+                maxToolCalls=config.tool_contract.max_tool_calls,
+            )
         for problem in self.policy.rule_problems:
             self.log.warning(
                 "permissions.unusable_rule",
@@ -289,6 +310,8 @@ class Lifecycle:
             options.update(self.config.catalog.to_sdk())
         if self.config.tool_contract is not None:
             options["available_tools"] = self.config.tool_contract.available_tools()
+        if self._budget is not None:
+            options["hooks"] = {"on_pre_tool_use": self._budget.pre_tool_use}
         if self.config.reasoning_effort is not None:
             options["reasoning_effort"] = self.config.reasoning_effort
         return options
@@ -328,6 +351,8 @@ class Lifecycle:
             # file can show how the turn ended.
             await self._bounded("abort the turn", session.abort(), ABORT_TIMEOUT_S)
         self._guard.turn_stopped()  # withheld permission requests end now
+        if self._budget is not None:
+            self._budget.turn_stopped()
         if session is not None and not sidecar_lost:
             await self._bounded(
                 "disconnect the session", session.disconnect(), DISCONNECT_TIMEOUT_S

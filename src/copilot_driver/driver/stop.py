@@ -40,6 +40,17 @@ class ToolDenialsExceededError(StopRequestedError):
         )
 
 
+class ToolCallBudgetExceededError(StopRequestedError):
+    """A tool call went past the tool contract's `maxToolCalls`."""
+
+    def __init__(self, tool: str, count: int, limit: int) -> None:
+        super().__init__(f"tool call {count} ({tool}) went past the budget of {limit} calls")
+        self.explanation = (
+            f"stopped the session: {self}; the tool did not run (maxToolCalls in the "
+            "workflow's tool contract sets the budget)"
+        )
+
+
 class SidecarLostError(StopRequestedError):
     """The sidecar died, froze or became unreachable while the run waited on it."""
 

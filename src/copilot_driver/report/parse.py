@@ -121,6 +121,11 @@ class _Builder:
         message = f"{guard.denial_count}/{guard.threshold} denials; {guard.reason}"
         self.notice("guard stop", message, at_ms)
 
+    def budget_stop(self, data: dict[str, Any], at_ms: float | None) -> None:
+        reason = _str(data, "reason") or "the driver stopped the session"
+        message = f"tool call {_scalar(data.get('callCount'))} past a budget of "
+        self.notice("budget stop", f"{message}{_scalar(data.get('limit'))}; {reason}", at_ms)
+
     def session_error(self, data: dict[str, Any], at_ms: float | None) -> None:
         self.session_notice(records.SESSION_ERROR, data, at_ms)
 
@@ -225,6 +230,7 @@ _HANDLERS: dict[str, _Handler] = {
     records.PERMISSION_COMPLETED: _Builder.permission_completed,
     records.ABORT: _Builder.abort,
     records.GUARD_TOOL_DENIALS_EXCEEDED: _Builder.guard_stop,
+    records.GUARD_TOOL_CALL_BUDGET_EXCEEDED: _Builder.budget_stop,
 }
 """The types the timeline interprets, each with the builder's method that takes it in."""
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from copilot_driver import records
 from copilot_driver.report import (
     Timeline,
     load_timeline,
@@ -263,3 +264,12 @@ def test_parse_never_raises_and_renders_safe_markdown(raw: list[str]) -> None:
     if "```mermaid" in markdown:
         for task in mermaid_block(markdown)[4:]:
             assert task.startswith("    section Turn ") or TASK_LINE.match(task), task
+
+
+def test_the_budget_stop_is_a_notice_not_an_unknown_type() -> None:
+    record = records.budget_record("bash", 4, 3, "stopped the session")
+    timeline = parse_timeline([json.dumps(record)])
+    assert not timeline.unknown_types
+    (notice,) = timeline.notices
+    assert notice.kind == "budget stop"
+    assert notice.message == "tool call 4 past a budget of 3; stopped the session"

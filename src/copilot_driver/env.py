@@ -158,6 +158,14 @@ MAX_TOOL_DENIALS = Variable(
     "the tool-denials guard: a positive whole number, default 5 (anything else means 5, with "
     "a warning)",
 )
+IDLE_MS = Variable(
+    "GH_AW_SDK_IDLE_MS",
+    "idle watchdog after the answer, in ms (default 30000)",
+    "the idle watchdog: once the session has answered, with no tool call running and no "
+    "assistant turn open, it may stay this many milliseconds without going idle before the "
+    "driver ends the turn with that answer (exit 0, a `session.idle_timeout` warning); a "
+    "positive whole number, default 30000 (anything else means 30000, with a warning)",
+)
 GITHUB_ACTIONS = Variable(
     "GITHUB_ACTIONS",
     "true: denials and unusable rules are also Actions annotations",
@@ -205,6 +213,7 @@ DRIVER_VARIABLES: tuple[Variable, ...] = (
     SERVER_ARGS,
     PERMISSIONS,
     MAX_TOOL_DENIALS,
+    IDLE_MS,
     GITHUB_ACTIONS,
     PROVIDER_BASE_URL,
     PROVIDER_TYPE,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from copilot_driver.gh_aw import DEFAULT_PATH, write_driver_file
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar, ToolCall
 from copilot_driver.testing.environment import TEST_MODEL, driver_environment
 from copilot_driver.testing.fixtures import parse_log
+from copilot_driver.testing.rpc_proxy import RpcProxy
 
 pytestmark = pytest.mark.e2e
 
@@ -242,3 +244,26 @@ def test_the_tool_call_budget_stops_the_run_before_the_call_past_it(
     ]
     assert [guard["data"]["callCount"] for guard in guards] == [2]
     assert guards[0]["data"]["limit"] == 1
+
+
+def _without_idle(message: dict[str, Any]) -> dict[str, Any]:
+    """The sidecar's `session.idle` events renamed, so the driver never sees one."""
+    event = (message.get("params") or {}).get("event")
+    if isinstance(event, dict) and event.get("type") == "session.idle":
+        event["type"] = "test.idle_withheld"
+    return message
+
+
+def test_the_idle_watchdog_ends_an_answered_session_that_never_goes_idle(
+    gh_aw: GhAw, catalog_model: ScriptedModelServer, copilot_sidecar: TestSidecar
+) -> None:
+    catalog_model.script = Script(rules=(Rule("RUN", (Reply(text="answered, not idle"),)),))
+    with RpcProxy(int(copilot_sidecar.uri.rsplit(":", 1)[1]), rewrite=_without_idle) as proxy:
+        started = time.monotonic()
+        run = gh_aw.run(COPILOT_SDK_URI=proxy.address, GH_AW_SDK_IDLE_MS="1500")
+        took = time.monotonic() - started
+
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout == "answered, not idle\n"
+    assert any(entry["event"] == "session.idle_timeout" for entry in run.log)
+    assert took < 30, "ended by the watchdog, long before the 60 s send timeout"

@@ -42,6 +42,7 @@ from copilot_driver.redaction import Redactor
 
 DEFAULT_SEND_TIMEOUT_MS = 600_000
 DEFAULT_MAX_TOOL_DENIALS = 5
+DEFAULT_IDLE_MS = 30_000
 MAX_SEND_TIMEOUT_MS = 2**31 - 1
 """Larger values are treated as absurd (the largest timer a Node driver can set)."""
 MAX_TOOL_DENIALS = 999_999_999
@@ -115,6 +116,8 @@ class DriverConfig:
     """The tool-denials guard: the session stops at this many denials."""
     tool_contract: ToolContract | None = None
     """gh-aw's compiler-owned tool contract, when the workflow gives one."""
+    idle_ms: int = 30_000
+    """The idle watchdog: how long a session that answered may stay quiet without going idle."""
     reasoning_effort: ReasoningEffort | None = None
     """The routed model's effort (gh-aw's model routing), else the model's default."""
     github_actions: bool = False
@@ -190,6 +193,15 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
 
     permissions, tool_contract = _permissions(env, problems)
     reasoning_effort = parse_routing_effort(env, notices, quote=quote)
+    idle_ms = _positive_whole_number(
+        env.get(contract.IDLE_MS.name),
+        contract.IDLE_MS.name,
+        what="a positive whole number of milliseconds",
+        limit=MAX_SEND_TIMEOUT_MS,
+        default=DEFAULT_IDLE_MS,
+        notices=notices,
+        quote=quote,
+    )
     max_tool_denials = parse_max_tool_denials(
         env.get(contract.MAX_TOOL_DENIALS.name), notices, quote=quote
     )
@@ -214,6 +226,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         max_tool_denials=max_tool_denials,
         tool_contract=tool_contract,
         reasoning_effort=reasoning_effort,
+        idle_ms=idle_ms,
         github_actions=env.get(contract.GITHUB_ACTIONS.name, "").strip().lower() == "true",
         notices=tuple(notices),
     )

@@ -37,6 +37,7 @@ from copilot_driver.driver.failures import (
     describe_send_timeout,
     describe_stop,
 )
+from copilot_driver.driver.idle import AnswerWatch
 from copilot_driver.driver.liveness import SidecarWatchdog
 from copilot_driver.driver.result import SessionResult, write_result
 from copilot_driver.driver.sink import EventsSink
@@ -47,7 +48,7 @@ from copilot_driver.driver.stop import (
     ToolCallBudgetExceededError,
     ToolDenialsExceededError,
 )
-from copilot_driver.driver.tasks import StepAbandonedError, bounded, run_to_the_end
+from copilot_driver.driver.tasks import StepAbandonedError, bounded, first_of, run_to_the_end
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.budget import ToolCallBudget
@@ -108,6 +109,7 @@ class Lifecycle:
         self._protocol_errors = ProtocolErrors()
         self._decisions = DecisionsInFlight()
         self._guard = DenialGuard(config.max_tool_denials, self._guard_tripped)
+        self._answers = AnswerWatch(config.idle_ms / 1000)
         limit = config.tool_contract.max_tool_calls if config.tool_contract else None
         self._budget = ToolCallBudget(limit, self._budget_exhausted) if limit else None
 
@@ -160,7 +162,8 @@ class Lifecycle:
         return session
 
     async def _send_prompt(self, session: CopilotSession) -> str:
-        """Step 5: send the prompt and wait for the answer."""
+        """Step 5: send the prompt and wait for the answer (or, once the answer is in, for
+        a session that never goes idle to stay quiet past the idle watchdog)."""
         self.log.info(
             "prompt.dispatched",
             "sending the prompt and waiting for the session to finish",
@@ -169,8 +172,11 @@ class Lifecycle:
         )
         self._turn_open = True
         try:
-            reply = await self.stop.race(
-                session.send_and_wait(self.config.prompt, timeout=self.config.send_timeout_s),
+            finished, reply = await self.stop.race(
+                first_of(
+                    session.send_and_wait(self.config.prompt, timeout=self.config.send_timeout_s),
+                    self._answers.settled(),
+                ),
                 timeout=self.config.send_timeout_s + SEND_GRACE_S,
             )
         except (StopRequestedError, TimeoutError):
@@ -178,6 +184,13 @@ class Lifecycle:
         except BaseException:
             self._turn_open = False  # the turn ended by itself (e.g. a session error)
             raise
+        if finished == 1:  # the idle watchdog: cleanup aborts the turn that never ended
+            self.log.warning(
+                "session.idle_timeout",
+                f"the session answered but did not go idle within {self.config.idle_ms} ms "
+                "(GH_AW_SDK_IDLE_MS); ending it with its answer",
+            )
+            return str(reply)
         self._turn_open = False
         return _reply_text(reply)
 
@@ -234,6 +247,11 @@ class Lifecycle:
         stop = ToolDenialsExceededError(count, threshold)
         self.sink.write_record(guard_record(count, threshold, stop.explanation))
         self.stop.stop_for(stop)
+
+    def _on_event(self, event: Any) -> None:
+        """Every session event: to the events file, and to the idle watchdog."""
+        self.sink.handle(event)
+        self._answers.observe(event)
 
     def _budget_exhausted(self, tool: str, count: int, limit: int) -> None:
         """A call went past the tool-call budget: record it at once, then stop."""
@@ -302,7 +320,7 @@ class Lifecycle:
                 in_flight=self._decisions,
             ),
             # Registered at creation so `session.start` is captured too.
-            "on_event": self.sink.handle,
+            "on_event": self._on_event,
         }
         if self.config.provider is not None:
             options["provider"] = self.config.provider.to_sdk()

@@ -66,3 +66,18 @@ def settled_quietly(task: asyncio.Future[Any]) -> None:
     """Read an abandoned task's outcome: its late failure is expected, not unhandled."""
     if not task.cancelled():
         task.exception()
+
+
+async def first_of(*steps: Awaitable[T]) -> tuple[int, T]:
+    """(index, result) of the step that finishes first; the others are cancelled and
+    abandoned. Its failure is raised. Cancelling this cancels every step."""
+    tasks = [asyncio.ensure_future(step) for step in steps]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+                task.add_done_callback(settled_quietly)
+    index = next(index for index, task in enumerate(tasks) if task in done)
+    return index, tasks[index].result()

@@ -11,6 +11,7 @@ sidecar was started with, so which one the session used is visible.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -267,3 +268,22 @@ def test_the_idle_watchdog_ends_an_answered_session_that_never_goes_idle(
     assert run.stdout == "answered, not idle\n"
     assert any(entry["event"] == "session.idle_timeout" for entry in run.log)
     assert took < 30, "ended by the watchdog, long before the 60 s send timeout"
+
+
+PERMISSION_DENIED = re.compile(r"\b(?:permission denied|permissions denied|EACCES|EPERM)\b", re.I)
+"""gh-aw's harness: three matches on the driver's output classify the failure as
+`permission_denied`, which it does not retry."""
+
+
+def test_denials_stop_the_run_at_the_threshold_in_words_gh_aw_classifies(
+    gh_aw: GhAw, catalog_model: ScriptedModelServer
+) -> None:
+    asks = Reply(tool_calls=(ToolCall("bash", {"command": "rm -rf ."}),))
+    catalog_model.script = Script(rules=(Rule("RUN", (asks, asks, asks, asks)),))
+    run = gh_aw.run(  # bash visible, but only `ls` allowed
+        GH_AW_COPILOT_SDK_TOOL_CONFIG=tool_contract("shell(ls)", bash=True)
+    )
+
+    assert run.exit_code == 3, run.stderr
+    assert len(PERMISSION_DENIED.findall(run.stderr)) >= 3
+    assert len(catalog_model.chat_requests()) == 3, "inference stopped at the threshold"

@@ -156,7 +156,8 @@ class EventsSink:
         return make_record(str(event_type), data, timestamp=raw.get("timestamp"), ids=raw)
 
     def _enrich(self, event_type: Any, data: dict[str, Any]) -> dict[str, Any]:
-        """Give `tool.execution_complete` the tool name its start event had.
+        """Give `tool.execution_complete` the tool name its start event had, and the
+        start event the fields gh-aw's reference driver writes there.
 
         The runtime's completion event carries only the `toolCallId`, while
         timelines need the tool's name on both ends of the call.
@@ -167,7 +168,9 @@ class EventsSink:
         if event_type == "tool.execution_start":
             names = {k: data[k] for k in ("toolName", "mcpServerName") if data.get(k) is not None}
             self._tools[call_id] = names
-        elif event_type == "tool.execution_complete":
+            added = {k: v for k, v in _start_fields(data).items() if k not in data}
+            return {**data, **added} if added else data
+        if event_type == "tool.execution_complete":
             names = self._tools.pop(call_id, {})
             missing = {k: v for k, v in names.items() if k not in data}
             if missing:
@@ -230,3 +233,19 @@ def _append(handle: Any, data: bytes) -> tuple[int, OSError | None]:
             os.ftruncate(handle.fileno(), start + whole)
         return data.count(b"\n", 0, whole), error
     return data.count(b"\n"), None
+
+
+def _start_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """`input` (the call's arguments), `command` (a shell call's command line) and
+    `mcpToolName` (an MCP call's tool, without its server's prefix), as gh-aw's
+    reference driver writes them on `tool.execution_start`."""
+    fields: dict[str, Any] = {}
+    arguments = data.get("arguments")
+    if arguments is not None:
+        fields["input"] = arguments
+    if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+        fields["command"] = arguments["command"]
+    server, tool = data.get("mcpServerName"), data.get("toolName")
+    if isinstance(server, str) and isinstance(tool, str):
+        fields["mcpToolName"] = tool.removeprefix(f"{server}-")
+    return fields

@@ -195,11 +195,32 @@ def test_data_keeps_the_runtime_camel_case_names(sink: EventsSink) -> None:
     sink.handle(tool_complete("call_1"))
     sink.close()
     start, complete = read_lines(path)
-    assert set(start["data"]) == {"toolCallId", "toolName", "arguments", "mcpServerName"}
+    assert set(start["data"]) == {
+        "toolCallId",
+        "toolName",
+        "arguments",
+        "mcpServerName",
+        # added for gh-aw's readers, as its reference driver writes them:
+        "input",
+        "command",
+        "mcpToolName",
+    }
     assert start["data"]["arguments"] == {"command": "echo hi"}
     assert {"toolCallId", "success", "result"} <= set(complete["data"])
     for record in (start, complete):
         assert not [key for key in record["data"] if "_" in key], record["data"]
+
+
+def test_tool_start_carries_input_command_and_the_mcp_tool_name(sink: EventsSink) -> None:
+    path = sink.attach("s1")
+    sink.handle(tool_start("call_1", "github-get_me", mcp_server="github"))
+    sink.handle(tool_start("call_2", "view"))
+    sink.close()
+    mcp_start, view_start = read_lines(path)
+    assert mcp_start["data"]["input"] == {"command": "echo hi"}
+    assert mcp_start["data"]["command"] == "echo hi"
+    assert mcp_start["data"]["mcpToolName"] == "get_me"
+    assert "mcpToolName" not in view_start["data"]
 
 
 def test_tool_complete_is_enriched_from_its_start_event(sink: EventsSink) -> None:

@@ -153,7 +153,9 @@ def test_a_plain_turn_uses_the_catalog_provider_and_model(
     assert config["permissionSource"] == "GH_AW_COPILOT_SDK_TOOL_CONFIG"
 
 
-def test_a_tool_the_contract_allows_runs(gh_aw: GhAw, catalog_model: ScriptedModelServer) -> None:
+def test_a_tool_the_contract_allows_runs(
+    gh_aw: GhAw, catalog_model: ScriptedModelServer, tmp_path: Path
+) -> None:
     marker = gh_aw.workspace / "marker.txt"
     catalog_model.script = Script(
         rules=(
@@ -171,6 +173,14 @@ def test_a_tool_the_contract_allows_runs(gh_aw: GhAw, catalog_model: ScriptedMod
     assert run.exit_code == 0, run.stderr
     assert marker.exists(), "bash ran the allowed command"
     assert "bash" in offered_tools(catalog_model)
+    (events_file,) = (tmp_path / "state").rglob("events.jsonl")
+    starts = [
+        record["data"]
+        for line in events_file.read_text(encoding="utf-8").splitlines()
+        if (record := json.loads(line))["type"] == "tool.execution_start"
+    ]
+    assert [start["command"] for start in starts] == [f"touch {marker}"]
+    assert starts[0]["input"] == {"command": f"touch {marker}"}
 
 
 def test_a_tool_the_contract_hides_is_never_offered_to_the_model(
@@ -287,3 +297,14 @@ def test_denials_stop_the_run_at_the_threshold_in_words_gh_aw_classifies(
     assert run.exit_code == 3, run.stderr
     assert len(PERMISSION_DENIED.findall(run.stderr)) >= 3
     assert len(catalog_model.chat_requests()) == 3, "inference stopped at the threshold"
+
+
+def test_the_routing_effort_reaches_the_model(
+    gh_aw: GhAw, catalog_model: ScriptedModelServer
+) -> None:
+    catalog_model.script = Script(rules=(Rule("RUN", (Reply(text="thought hard"),)),))
+    run = gh_aw.run(GH_AW_MODEL_ROUTING="1", GH_AW_COPILOT_ROUTING_EFFORT="high")
+
+    assert run.exit_code == 0, run.stderr
+    efforts = {request.body.get("reasoning_effort") for request in catalog_model.chat_requests()}
+    assert efforts == {"high"}

@@ -14,11 +14,11 @@ catalog cannot serve is a configuration error, never a silent fallback.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from copilot_driver.driver.json_input import json_object
 from copilot_driver.env import PROVIDER_CATALOG
 
 PROVIDER_TYPES = ("openai", "azure", "anthropic")
@@ -88,13 +88,9 @@ def parse_catalog(raw: str | None) -> ProviderCatalog | None:
     if raw is None or not raw.strip():
         return None
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise _error(f"is not valid JSON ({error.msg} at character {error.pos})") from None
-    except RecursionError:
-        raise _error("is nested too deeply") from None
-    if not isinstance(value, dict):
-        raise _error("must be a JSON object with providers and models")
+        value = json_object(raw, "providers and models")
+    except ValueError as problem:
+        raise _error(str(problem)) from None
     providers = tuple(
         _provider(entry, index)
         for index, entry in enumerate(_non_empty_list(value, "providers"), 1)

@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from copilot_driver.driver.json_input import json_object
 from copilot_driver.env import TOOL_CONFIG
 
 CAPABILITIES = ("bash", "edit", "webFetch", "webSearch", "mcp", "cliProxy")
@@ -107,13 +108,9 @@ def parse_tool_contract(raw: str | None) -> ToolContract | None:
     if raw is None or not raw.strip():
         return None
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise _error(f"is not valid JSON ({error.msg} at character {error.pos})") from None
-    except RecursionError:
-        raise _error("is nested too deeply") from None
-    if not isinstance(value, dict):
-        raise _error("must be a JSON object with version, capabilities and permissions")
+        value = json_object(raw, "version, capabilities and permissions")
+    except ValueError as problem:
+        raise _error(str(problem)) from None
     _check_version(value)
     contract = ToolContract(
         capabilities=_capabilities(value.get("capabilities")),

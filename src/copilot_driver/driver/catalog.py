@@ -22,7 +22,9 @@ from copilot_driver.driver.json_input import json_object
 from copilot_driver.env import PROVIDER_CATALOG
 
 PROVIDER_TYPES = ("openai", "azure", "anthropic")
+"""What a provider's type may be, in the catalog and in COPILOT_PROVIDER_TYPE."""
 WIRE_APIS = ("completions", "responses")
+"""What a provider's API may be, in the catalog and in COPILOT_PROVIDER_WIRE_API."""
 _HTTP_URL = re.compile(r"https?://[^/\s]+\S*")
 _SHOWN_MODELS = 8
 

@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copilot_driver import env as contract
-from copilot_driver.driver.catalog import CatalogError, ProviderCatalog, parse_catalog
+from copilot_driver.driver.catalog import (
+    PROVIDER_TYPES,
+    WIRE_APIS,
+    CatalogError,
+    ProviderCatalog,
+    parse_catalog,
+)
 from copilot_driver.driver.contract import ToolContract, ToolContractError, parse_tool_contract
 from copilot_driver.env import (
     DEFAULT_LOG_LEVEL,
@@ -47,8 +53,6 @@ MAX_SEND_TIMEOUT_MS = 2**31 - 1
 """Larger values are treated as absurd (the largest timer a Node driver can set)."""
 MAX_TOOL_DENIALS = 999_999_999
 
-PROVIDER_TYPES = ("openai", "azure", "anthropic")
-PROVIDER_WIRE_APIS = ("completions", "responses")
 
 MAX_MODEL_CHARS = 200
 MAX_PROVIDER_KEY_CHARS = 4096
@@ -116,7 +120,7 @@ class DriverConfig:
     """The tool-denials guard: the session stops at this many denials."""
     tool_contract: ToolContract | None = None
     """gh-aw's compiler-owned tool contract, when the workflow gives one."""
-    idle_ms: int = 30_000
+    idle_ms: int = DEFAULT_IDLE_MS
     """The idle watchdog: how long a session that answered may stay quiet without going idle."""
     reasoning_effort: ReasoningEffort | None = None
     """The routed model's effort (gh-aw's model routing), else the model's default."""
@@ -531,10 +535,10 @@ def parse_provider(env: Mapping[str, str], *, quote: Quote = _shorten) -> Provid
         )
     provider_type = (provider_type or "openai").lower()
     if wire_api is not None:
-        if wire_api.lower() not in PROVIDER_WIRE_APIS:
+        if wire_api.lower() not in WIRE_APIS:
             raise ValueError(
                 f"COPILOT_PROVIDER_WIRE_API={quote(wire_api)!r} is not one of "
-                f"{', '.join(PROVIDER_WIRE_APIS)}"
+                f"{', '.join(WIRE_APIS)}"
             )
         wire_api = wire_api.lower()
     if api_key is not None:

@@ -24,6 +24,7 @@ from copilot_driver.driver.config import (
     ProviderConfig,
     load_config,
     normalise_sdk_uri,
+    parse_routing_effort,
     parse_send_timeout_ms,
 )
 
@@ -882,8 +883,6 @@ def test_zero_with_leading_zeros_is_still_not_positive(
 
 
 def test_the_routing_effort_applies_only_when_routing_is_on() -> None:
-    from copilot_driver.driver.config import parse_routing_effort
-
     notices: list[str] = []
     on = {"GH_AW_MODEL_ROUTING": "1"}
     assert parse_routing_effort({**on, "GH_AW_COPILOT_ROUTING_EFFORT": "High"}, notices) == "high"

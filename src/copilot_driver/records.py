@@ -41,6 +41,9 @@ ABORT = "abort"
 GUARD_TOOL_DENIALS_EXCEEDED = "guard.tool_denials_exceeded"
 # ... and when a call goes past the tool contract's tool-call budget.
 GUARD_TOOL_CALL_BUDGET_EXCEEDED = "guard.tool_call_budget_exceeded"
+# ... and for each denial: the policy's reason and the rule that would allow the
+# request (the runtime's `permission.completed` says only `denied-...`).
+POLICY_DENIAL = "policy.denial"
 
 UNREPORTED_TYPES = frozenset(
     [
@@ -118,6 +121,22 @@ def budget_record(tool: str, count: int, limit: int, reason: str) -> EventRecord
     return make_record(
         GUARD_TOOL_CALL_BUDGET_EXCEEDED,
         {"toolName": tool, "callCount": count, "limit": limit, "exhausted": True, "reason": reason},
+    )
+
+
+def denial_record(
+    request_kind: str, summary: str, reason: str, allow_rule: str | None, tool_call_id: str | None
+) -> EventRecord:
+    """The policy's account of one denial; `allowRule` is null when no rule can allow it."""
+    return make_record(
+        POLICY_DENIAL,
+        {
+            "requestKind": request_kind,
+            "requestSummary": summary,
+            "reason": reason,
+            "allowRule": allow_rule,
+            "toolCallId": tool_call_id,
+        },
     )
 
 

@@ -54,13 +54,15 @@ from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.budget import ToolCallBudget
 from copilot_driver.permissions.handler import (
     DecisionsInFlight,
+    Denial,
     DenialGuard,
+    DenialLogger,
     github_actions_annotation,
     github_actions_warning,
     make_permission_handler,
 )
 from copilot_driver.permissions.policy import Policy
-from copilot_driver.records import budget_record, guard_record
+from copilot_driver.records import budget_record, denial_record, guard_record
 from copilot_driver.redaction import Redactor
 
 if TYPE_CHECKING:
@@ -202,6 +204,7 @@ class Lifecycle:
             duration_ms=round((time.monotonic() - started) * 1000),
             session_id=self._session.session_id if self._session else None,
             error=failure.message if failure else None,
+            error_kind=failure.kind if failure else None,
         )
         result_file = self._write_result(result)
         summary: dict[str, Any] = {
@@ -262,6 +265,14 @@ class Lifecycle:
         self.sink.write_record(budget_record(tool, count, limit, stop.explanation))
         self.stop.stop_for(stop)
 
+    def _record_denial(self, denial: Denial) -> None:
+        """The policy's reason and the allowing rule, beside the runtime's events."""
+        self.sink.write_record(
+            denial_record(
+                denial.kind, denial.summary, denial.reason, denial.allow_rule, denial.tool_call_id
+            )
+        )
+
     def _log_start(self) -> None:
         config = self.config
         self.log.info(
@@ -307,7 +318,9 @@ class Lifecycle:
                 )
 
     def _session_options(self) -> dict[str, Any]:
-        secondary = [github_actions_annotation(self.redactor)] if self.config.github_actions else []
+        secondary: list[DenialLogger] = [self._record_denial]
+        if self.config.github_actions:
+            secondary.append(github_actions_annotation(self.redactor))
         options: dict[str, Any] = {
             "model": self.config.model,
             "working_directory": str(self.config.working_directory),

@@ -17,6 +17,8 @@ class SessionResult:
     duration_ms: int
     session_id: str | None = None
     error: str | None = None
+    error_kind: str | None = None
+    """The `errorKind` of the run's `error` log entry (`failures.ErrorKind`)."""
 
     @property
     def has_output(self) -> bool:
@@ -30,6 +32,7 @@ class SessionResult:
             "durationMs": self.duration_ms,
             "sessionId": self.session_id,
             "error": self.error,
+            "errorKind": self.error_kind,
         }
 
 

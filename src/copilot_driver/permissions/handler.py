@@ -41,6 +41,9 @@ class Denial:
     kind: str
     summary: str
     reason: str
+    allow_rule: str | None = None
+    """The narrowest `--allow-tool` rule that would allow the request, if any."""
+    tool_call_id: str | None = None
 
 
 DenialLogger = Callable[[Denial], None]
@@ -184,7 +187,14 @@ def make_permission_handler(
                 requestSummary=decision.summary,
             )
             return _sent(PermissionDecisionApproveOnce())
-        denial = Denial(session_id, decision.kind, decision.summary, decision.reason)
+        denial = Denial(
+            session_id,
+            decision.kind,
+            decision.summary,
+            decision.reason,
+            decision.allow_rule,
+            _tool_call_id(request),
+        )
         log.warning(
             "permission.denied",
             f"permission denied by workflow tool permissions: {decision.summary}",
@@ -192,6 +202,7 @@ def make_permission_handler(
             requestKind=decision.kind,
             requestSummary=decision.summary,
             reason=decision.reason,
+            allowRule=decision.allow_rule,
         )
         for secondary_logger in secondary:
             try:
@@ -227,6 +238,15 @@ def _decide(policy: Policy, request: Any) -> Decision:
             "unknown",
             f"internal error while deciding ({type(error).__name__})",
         )
+
+
+def _tool_call_id(request: Any) -> str | None:
+    """The request's `toolCallId` (which tool call asked), when it has one."""
+    try:
+        value = request.to_dict().get("toolCallId")
+    except Exception:  # unreadable requests are denied without it
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _escape_data(text: str) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from copilot_driver.formatting import shorten
@@ -54,17 +54,27 @@ class Decision:
     summary: str
     """Compact and secret-free: `shell(git status)`, `mcp(github.get_file_contents)`, ..."""
     reason: str
+    allow_rule: str | None = None
+    """For a denial: the narrowest `--allow-tool` rule that would allow this request,
+    or None when no allow rule can (a deny rule matched, managed approval, an
+    unreadable request, a kind scoped mode never allows)."""
 
 
 class Policy:
     """A PermissionConfig compiled for fast decisions (microseconds each)."""
 
     def __init__(
-        self, config: PermissionConfig, *, mask: Callable[[str], str] | None = None
+        self,
+        config: PermissionConfig,
+        *,
+        mask: Callable[[str], str] | None = None,
+        suggests_rules: bool = True,
     ) -> None:
         """`mask` hides secrets in summaries and reasons *before* they are shortened,
-        so a secret cut in half can never slip past the log's redaction."""
+        so a secret cut in half can never slip past the log's redaction.
+        `suggests_rules`: denials carry the rule that would allow them."""
         self.config = config
+        self._suggests_rules = suggests_rules
         self._mask: Callable[[str], str] = mask or (lambda text: text)
         self._deny = _Rules.of(config.denied_tools)
         self._shell_deny = ShellDenyRules.compile(
@@ -106,7 +116,35 @@ class Policy:
             reason = f"the policy failed to read the {kind} request ({type(error).__name__})"
         if reason is None:
             return Decision(True, kind, summary, "allowed by the workflow tool permissions")
-        return Decision(False, kind, summary, shorten(self._mask(reason), REASON_CHARS))
+        return Decision(
+            False,
+            kind,
+            summary,
+            shorten(self._mask(reason), REASON_CHARS),
+            self._allow_rule(kind, request) if self._suggests_rules else None,
+        )
+
+    def _allow_rule(self, kind: str, request: Mapping[str, Any]) -> str | None:
+        """The narrowest rule that would allow a request this policy denied, or None.
+
+        Never suggested: anything a deny rule matches (only removing that rule
+        helps), managed approval, and a rule the mask would change (it would
+        carry a secret). A shell command gets its exact rule, `shell(TEXT)`,
+        which grants that text and nothing else. A rule is offered only if the
+        same decision, with it added, allows the request.
+        """
+        try:
+            if request.get("managedApprovalRequired") is True or self.config.mode == "allow-all":
+                return None
+            if self._deny_rule_reason(kind, request) is not None:
+                return None
+            rule = _narrowest_rule(kind, request, workflow_kind=self.config.workflow_kind)
+        except Exception:  # unreadable: nothing to suggest
+            return None
+        if rule is None or self._mask(rule) != rule:
+            return None
+        widened = replace(self.config, allowed_tools=(*self.config.allowed_tools, rule))
+        return rule if Policy(widened, suggests_rules=False).decide(request).allowed else None
 
     def _deny_rule_reason(self, kind: str, request: Mapping[str, Any]) -> str | None:
         """Why a `--deny-tool` rule denies `request`, or None. Read broadly: a deny rule
@@ -180,6 +218,31 @@ class Policy:
         if disagreement:
             return disagreement
         return self._shell.verdict(commands)
+
+
+def _narrowest_rule(kind: str, request: Mapping[str, Any], *, workflow_kind: bool) -> str | None:
+    simple = {"read": "read", "write": "write", "url": "web_fetch"}
+    if kind in simple:
+        return simple[kind]
+    if kind == "workflow":
+        return "workflow" if workflow_kind else None
+    if kind == "custom-tool":
+        tool = _text(request, "toolName")
+        return tool if _BARE_NAME.fullmatch(tool) else None
+    if kind == "mcp":
+        server, tool = _text(request, "serverName"), _text(request, "toolName")
+        title = request.get("toolTitle")
+        if not isinstance(title, str) or wire_name(server, title) != tool:
+            return None
+        rule = f"{server}({title})"
+        return rule if server != "workflow" and _MCP_RULE.fullmatch(rule) else None
+    if kind == "shell":
+        command = _text(request, "fullCommandText").strip(" \t\n")
+        return f"shell({command})" if command else None
+    return None
+
+
+_BARE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True)

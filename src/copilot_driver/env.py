@@ -61,6 +61,14 @@ CONNECTION_TOKEN = Variable(
     when_missing="the harness must pass the sidecar's per-run connection token to the driver",
     secret=True,
 )
+SDK_READY_FD = Variable(
+    "COPILOT_SDK_READY_FD",
+    "set by the harness: a pipe that says when the sidecar listens",
+    "set by the harness when it starts the driver while the sidecar is still starting: "
+    "the number of an inherited pipe; the driver reads it before connecting (a line: the "
+    "sidecar listens; end of file: it failed, exit 1) and waits at most 10 minutes. "
+    "Unset: the driver connects at once",
+)
 MODEL = Variable(
     "COPILOT_MODEL",
     "model name (required)",
@@ -214,6 +222,7 @@ DRIVER_VARIABLES: tuple[Variable, ...] = (
     PERMISSIONS,
     MAX_TOOL_DENIALS,
     IDLE_MS,
+    SDK_READY_FD,
     GITHUB_ACTIONS,
     PROVIDER_BASE_URL,
     PROVIDER_TYPE,

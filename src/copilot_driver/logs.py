@@ -175,12 +175,20 @@ def read_json_entry(line: str) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
+_REFUSAL = re.compile(r"\[[\w.-]+\] error: (?P<message>.+)", re.DOTALL)
+"""What a driver prints before its log exists: `[copilot-sdk-driver] error: ...` (a
+configuration it refuses, a stop before the start)."""
+
+
 def read_text_entry(line: str) -> dict[str, Any] | None:
     """One text log line as an entry: its event, level and message, plus the fields
     written as `key=value` after it (read back as strings). None for any other line."""
     match = _TEXT_HEAD.fullmatch(line.strip())
     if match is None:
-        return None
+        refusal = _REFUSAL.fullmatch(line.strip())
+        if refusal is None:
+            return None
+        return {"event": "error", "level": "error", "message": refusal["message"]}
     entry: dict[str, Any] = {
         "event": match["event"],
         "level": match["level"].lower(),

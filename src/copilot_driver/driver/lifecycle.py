@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from copilot_driver.driver.config import DriverConfig
 from copilot_driver.driver.connection import (
+    READY_WAIT_S,
     ProtocolErrors,
     create_client,
     is_connected,
     release_transport,
+    sidecar_ready,
 )
 from copilot_driver.driver.failures import (
     Failure,
@@ -139,7 +141,12 @@ class Lifecycle:
         return self._finish(started, output, failure)
 
     async def _start_client(self) -> CopilotClient:
-        """Step 2: connect to the sidecar, then watch it."""
+        """Step 2: connect to the sidecar (once the harness says it listens), then watch it."""
+        if self.config.sdk_ready_fd is not None:
+            await self.stop.race(
+                sidecar_ready(self.config.sdk_ready_fd, self.config.sdk_uri),
+                timeout=READY_WAIT_S,
+            )
         self._client = client = create_client(self.config)
         await self.stop.race(client.start(), timeout=START_TIMEOUT_S)
         self.log.info(

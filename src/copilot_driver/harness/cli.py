@@ -6,7 +6,9 @@ import argparse
 import os
 import sys
 
+from copilot_driver import __version__
 from copilot_driver.exit_codes import ExitCode
+from copilot_driver.harness.retry import RetryPolicy
 from copilot_driver.harness.run import Harness, HarnessOptions
 
 DESCRIPTION = """\
@@ -14,15 +16,28 @@ Start the Copilot CLI sidecar with a fresh connection token, run the driver in
 an environment without GitHub credentials, and clean up. The driver defaults
 to this package's (`python -m copilot_driver`); give another after `--`.
 
-exit status: the driver's; 2 usage error or no Copilot CLI found; 4 the
-sidecar could not start; 5 the sidecar died while the driver was running.
+A failure that is transient (the model provider answered 5xx or 429, or its
+connection was reset) and happened before any tool ran is tried again with a
+fresh session: --retries times at most, after 5 s, 10 s, 20 s ... (--retry-delay
+doubling, at most 60 s), never past GH_AW_TIMEOUT_MINUTES.
+
+stdout carries only the answer. Under GitHub Actions (GITHUB_ACTIONS=true) the
+harness also writes the step outputs to $GITHUB_OUTPUT (answer, exit-code,
+error-kind, session-id, events-file, denials, premium-requests), the report to
+$GITHUB_STEP_SUMMARY, and an ::error annotation naming the fix for any failure.
+
+exit status: the driver's; 2 usage error, no Copilot CLI or no credential
+found; 4 the sidecar could not start; 5 the sidecar died while the driver was
+running.
 """
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     driver_command: list[str] = [sys.executable, "-m", "copilot_driver"]
+    own_driver = True
     if "--" in args:
+        own_driver = False
         split = args.index("--")
         args, driver_command = args[:split], args[split + 1 :]
         if not driver_command:
@@ -42,20 +57,50 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SECONDS",
         help="how long the sidecar may take to listen (default 60)",
     )
+    parser.add_argument(
+        "--retries",
+        type=_retries,
+        default=RetryPolicy().tries - 1,
+        metavar="N",
+        help="fresh tries after a transient failure (default 2; 0: never retry)",
+    )
+    parser.add_argument(
+        "--retry-delay",
+        type=_seconds,
+        default=RetryPolicy().first_delay_s,
+        metavar="SECONDS",
+        help="the wait before the first retry, doubled for each next one (default 5)",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"copilot-driver-harness {__version__}"
+    )
     try:
         options = parser.parse_args(args)
     except SystemExit as exit_request:  # --help (0) or a usage error (2)
         return ExitCode.CONFIG if exit_request.code else 0
     harness = Harness(
-        HarnessOptions(options.copilot, options.port, options.ready_timeout, driver_command),
+        HarnessOptions(
+            options.copilot,
+            options.port,
+            options.ready_timeout,
+            driver_command,
+            overlap_start=own_driver,
+            retry=RetryPolicy(tries=options.retries + 1, first_delay_s=options.retry_delay),
+        ),
         os.environ,
     )
     return harness.run()
 
 
 def _port(text: str) -> int:
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
+    if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
+    return int(text)
+
+
+def _retries(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) > 10:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of retries (0-10)")
     return int(text)
 
 

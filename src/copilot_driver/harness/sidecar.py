@@ -22,7 +22,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -39,6 +39,10 @@ _TAIL_LINES = 40
 
 class SidecarError(RuntimeError):
     """The sidecar could not be found or did not become ready."""
+
+
+class SidecarStartStoppedError(SidecarError):
+    """A stop was requested (a signal) while the sidecar was starting."""
 
 
 def locate_copilot_cli(
@@ -127,6 +131,33 @@ class Sidecar:
         raises SidecarError, quoting the CLI's last output, when it exits or
         does not listen within `ready_timeout` seconds.
         """
+        sidecar = cls.launch(
+            binary,
+            token=token,
+            env=env,
+            port=port,
+            extra_args=extra_args,
+            log_level=log_level,
+            log_path=log_path,
+            die_with_parent=die_with_parent,
+        )
+        sidecar.wait_ready(ready_timeout)
+        return sidecar
+
+    @classmethod
+    def launch(
+        cls,
+        binary: str | os.PathLike[str],
+        *,
+        token: str,
+        env: Mapping[str, str],
+        port: int = 0,
+        extra_args: Sequence[str] = (),
+        log_level: str = "info",
+        log_path: Path | None = None,
+        die_with_parent: bool = False,
+    ) -> Sidecar:
+        """Start the CLI in server mode without waiting for it (see `wait_ready`)."""
         argv = [
             str(binary),
             "--headless",
@@ -153,13 +184,17 @@ class Sidecar:
             if log_file is not None:
                 log_file.close()
             raise SidecarError(f"cannot start the Copilot CLI {binary}: {error}") from error
-        sidecar = cls(process, Redactor([token]), log_file)
+        return cls(process, Redactor([token]), log_file)
+
+    def wait_ready(self, timeout: float, *, stop_requested: Callable[[], bool] = bool) -> None:
+        """Return once the CLI listens; otherwise stop it and raise SidecarError,
+        quoting its last output (it exited, or did not listen within `timeout` s),
+        or SidecarStartStoppedError as soon as `stop_requested()` is true."""
         try:
-            sidecar._wait_ready(ready_timeout)
+            self._wait_ready(timeout, stop_requested)
         except BaseException:
-            sidecar.stop(grace=2)  # idempotent; closes the log file
+            self.stop(grace=2)  # idempotent; closes the log file
             raise
-        return sidecar
 
     @property
     def uri(self) -> str:
@@ -205,9 +240,11 @@ class Sidecar:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signum)
 
-    def _wait_ready(self, timeout: float) -> None:
+    def _wait_ready(self, timeout: float, stop_requested: Callable[[], bool] = bool) -> None:
         deadline = time.monotonic() + timeout
         while not self._ready.wait(0.05):
+            if stop_requested():
+                raise SidecarStartStoppedError("stopped before the Copilot CLI listened")
             if self.process.poll() is not None:
                 for reader in self._readers:
                     reader.join(2)

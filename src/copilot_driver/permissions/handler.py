@@ -33,6 +33,7 @@ from typing import IO, Any
 from copilot_driver.logs import DriverLog
 from copilot_driver.permissions.policy import DENIAL_FEEDBACK, Decision, Policy
 from copilot_driver.redaction import Redactor
+from copilot_driver.workflow_commands import annotation
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def github_actions_warning(title: str, message: str, stream: IO[str] | None = No
     the Actions runner also scans for workflow commands.
     """
     target = stream or sys.stderr
-    target.write(f"::warning title={_escape_property(title)}::{_escape_data(message)}\n")
+    target.write(annotation("warning", title, message))
     target.flush()
 
 
@@ -247,11 +248,3 @@ def _tool_call_id(request: Any) -> str | None:
     except Exception:  # unreadable requests are denied without it
         return None
     return value if isinstance(value, str) else None
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -894,3 +894,27 @@ def test_the_routing_effort_applies_only_when_routing_is_on() -> None:
         "GH_AW_COPILOT_ROUTING_EFFORT='minimal' is not one of low, medium, high, xhigh, max; "
         "using the model's default effort"
     ]
+
+
+def test_the_ready_fd_is_read_when_the_harness_sets_it(env: dict[str, str], tmp_path: Path) -> None:
+    assert load_config(env, cwd=tmp_path).sdk_ready_fd is None
+    read_end, write_end = os.pipe()
+    try:
+        ready = {**env, "COPILOT_SDK_READY_FD": f" {read_end} "}
+        assert load_config(ready, cwd=tmp_path).sdk_ready_fd == read_end
+        folder = os.open(tmp_path, os.O_RDONLY)
+        (problem,) = _problems({**env, "COPILOT_SDK_READY_FD": str(folder)}, tmp_path)
+        os.close(folder)
+        assert "not an open pipe" in problem
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("raw", ["x", "2", "-3", "³", "1e3", "99999999", "1000"])
+def test_a_ready_fd_that_is_not_a_descriptor_is_refused(
+    env: dict[str, str], tmp_path: Path, raw: str
+) -> None:
+    (problem,) = _problems({**env, "COPILOT_SDK_READY_FD": raw}, tmp_path)
+    assert problem.startswith("COPILOT_SDK_READY_FD is ")
+    assert "only the harness sets it" in problem

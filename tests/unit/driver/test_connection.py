@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import os
 import socket
 import threading
 from types import SimpleNamespace
 
+import pytest
+
 from copilot_driver.driver.connection import (
     SDK_PROTOCOL_LOGGER,
     ProtocolErrors,
+    SidecarNotReadyError,
     is_connected,
     release_transport,
+    sidecar_ready,
     transport_socket,
 )
 
@@ -83,3 +89,39 @@ def test_the_sdk_reader_s_reason_for_closing_is_kept_without_printing_it() -> No
     assert errors.last.startswith("sent a message the SDK could not read (JSONDecodeError: ")
     assert sdk_reader.level == logging.NOTSET
     assert errors not in sdk_reader.handlers
+
+
+# -- the harness's ready pipe --------------------------------------------------------------
+
+
+def _closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
+
+
+def test_a_line_on_the_ready_pipe_lets_the_driver_connect() -> None:
+    read_end, write_end = os.pipe()
+
+    async def main() -> None:
+        waiting = asyncio.ensure_future(sidecar_ready(read_end, "127.0.0.1:1"))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()  # nothing said yet: it waits
+        os.write(write_end, b"ready\n")
+        await asyncio.wait_for(waiting, 5)
+
+    asyncio.run(main())
+    os.close(write_end)
+    assert _closed(read_end)
+
+
+def test_end_of_file_on_the_ready_pipe_fails_at_once() -> None:
+    read_end, write_end = os.pipe()
+    os.close(write_end)  # the harness's sidecar did not start
+
+    with pytest.raises(SidecarNotReadyError, match="did not start") as caught:
+        asyncio.run(asyncio.wait_for(sidecar_ready(read_end, "127.0.0.1:1"), 5))
+    assert caught.value.failure_kind == "sidecar_unreachable"
+    assert _closed(read_end)

@@ -26,12 +26,12 @@ from copilot_driver.permissions.handler import (
     DecisionsInFlight,
     Denial,
     DenialGuard,
-    _escape_property,
     github_actions_annotation,
     make_permission_handler,
 )
 from copilot_driver.permissions.policy import DENIAL_FEEDBACK, Decision, Policy
 from copilot_driver.redaction import Redactor
+from copilot_driver.workflow_commands import escape_property
 from helpers.permission_requests import mcp, read, shell, url, write
 
 SECRET = "ghs_SeCrEt0123456789abcdefXYZ"
@@ -301,7 +301,7 @@ def test_github_actions_annotation_escapes_the_data() -> None:
 
 
 def test_annotation_property_escaping() -> None:
-    assert _escape_property("a:b,c%d\re\nf") == "a%3Ab%2Cc%25d%0De%0Af"
+    assert escape_property("a:b,c%d\re\nf") == "a%3Ab%2Cc%25d%0De%0Af"
     line = io.StringIO()
     github_actions_annotation(Redactor(), stream=line)(Denial(None, "read", "read(/x)", "r"))
     title = line.getvalue().split("::")[1]

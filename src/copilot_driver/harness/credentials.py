@@ -1,0 +1,74 @@
+"""Before anything starts: does the sidecar have a credential to reach a model? Pure.
+
+Without one the Copilot CLI starts, connects and creates a session, and only
+the prompt fails, as a generic `session_error` ("No GitHub OAuth token or
+Copilot HMAC key provided"). Checking first turns that into a usage error
+that names the secret, in milliseconds.
+
+A usable credential is any of:
+- a platform token (`COPILOT_GITHUB_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN`) that is
+  not blank;
+- a bring-your-own-model provider (`COPILOT_PROVIDER_BASE_URL`, or a provider
+  catalog): the session authenticates to it with its own key;
+- a login stored on this machine by `copilot login` or `gh auth login` (a
+  developer's terminal; a fresh CI runner has none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from copilot_driver import env as contract
+
+SECRET_NAME = contract.PLATFORM_TOKENS[0]
+"""The secret the docs and the examples use (`COPILOT_GITHUB_TOKEN`)."""
+
+
+def credential_problem(env: Mapping[str, str]) -> str | None:
+    """What is missing, with the fix; None when the sidecar has a credential."""
+    if any(env.get(name, "").strip() for name in contract.PLATFORM_TOKENS):
+        return None
+    if any(
+        env.get(name, "").strip()
+        for name in (contract.PROVIDER_BASE_URL.name, contract.PROVIDER_CATALOG.name)
+    ):
+        return None
+    if _stored_login(env):
+        return None
+    blank = [name for name in contract.PLATFORM_TOKENS if name in env]
+    said = (
+        f"{' and '.join(blank)} {'is' if len(blank) == 1 else 'are'} set but empty"
+        if blank
+        else f"{SECRET_NAME} is not set"
+    )
+    return (
+        f"no credential for the Copilot CLI: {said}, and no bring-your-own-model provider "
+        f"({contract.PROVIDER_BASE_URL.name}) is configured. Set {SECRET_NAME} to a token with "
+        f"Copilot access, e.g. `env: {SECRET_NAME}: ${{{{ secrets.{SECRET_NAME} }}}}` (check "
+        "the secret's name in the repository or organisation settings). In a pull request "
+        "from a fork, GitHub passes no secrets: run the workflow on `pull_request_target` "
+        "with care, or only on branches of this repository."
+    )
+
+
+def _stored_login(env: Mapping[str, str]) -> bool:
+    """A login the CLI could use: its own config, or the GitHub CLI's hosts file."""
+    home = env.get("HOME")
+    copilot_home = env.get("COPILOT_HOME") or (f"{home}/.copilot" if home else None)
+    gh_config = env.get("GH_CONFIG_DIR") or (f"{home}/.config/gh" if home else None)
+    candidates = []
+    if copilot_home:
+        candidates.append(Path(copilot_home) / "config.json")
+    if gh_config:
+        candidates.append(Path(gh_config) / "hosts.yml")
+    return any(_holds_login(path) for path in candidates)
+
+
+def _holds_login(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    # The CLI's config lists logged-in users; gh's hosts file holds a token or user.
+    return any(key in text for key in ("logged_in_users", "oauth_token", "user:"))

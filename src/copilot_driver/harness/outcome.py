@@ -1,0 +1,111 @@
+"""A run's end in words: the short cause (an annotation's title) and the fix. Pure.
+
+Every non-zero exit of the harness gets one of these: it becomes the
+`::error title=...::` annotation in GitHub Actions, the head of the step
+summary, and the harness's last log line. The driver's own message (what
+exactly failed) comes first; the fix is the harness's, chosen by the
+`errorKind` (the driver's, or one of the harness's own below).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from copilot_driver import env as contract
+from copilot_driver.exit_codes import ExitCode
+
+
+class HarnessErrorKind(StrEnum):
+    """The `error-kind` of failures the harness finds before or around the driver."""
+
+    CLI_NOT_FOUND = "cli_not_found"
+    NO_CREDENTIAL = "no_credential"
+    CONFIG = "config"
+    SIDECAR_START_FAILED = "sidecar_start_failed"
+    SIDECAR_DIED = "sidecar_died"
+    DRIVER_NOT_STARTED = "driver_not_started"
+    DRIVER_FAILED = "driver_failed"
+    """The driver failed without saying which way (another driver, or a crash)."""
+
+
+@dataclass(frozen=True)
+class Explanation:
+    title: str
+    fix: str
+
+
+_BY_KIND: dict[str, Explanation] = {
+    "cli_not_found": Explanation(
+        "No Copilot CLI found",
+        "install it (`npm install -g @github/copilot`), or point --copilot or "
+        "COPILOT_CLI_PATH at the `copilot` binary",
+    ),
+    "no_credential": Explanation(
+        "No credential for the Copilot CLI",
+        f"set {contract.PLATFORM_TOKENS[0]} from a repository or organisation secret",
+    ),
+    "config": Explanation(
+        "The run's configuration is invalid",
+        "fix the variables named above (`python -m copilot_driver --help` lists them)",
+    ),
+    "sidecar_start_failed": Explanation(
+        "The Copilot CLI sidecar could not start",
+        "check the CLI's last output above, its version (`copilot --version`), and "
+        f"{contract.SERVER_ARGS.name}",
+    ),
+    "sidecar_died": Explanation(
+        "The Copilot CLI sidecar died during the run",
+        "its last output is above and in sidecar.log beside the events file; rerun the job",
+    ),
+    "driver_not_started": Explanation(
+        "The driver could not start", "check the driver command after `--`"
+    ),
+    "tool_denials_exceeded": Explanation(
+        "Stopped: too many tool denials",
+        "allow the tools the task needs (the step summary names the rule for each denial), "
+        f"or raise {contract.MAX_TOOL_DENIALS.name}",
+    ),
+    "tool_call_budget_exceeded": Explanation(
+        "Stopped: the tool-call budget is spent",
+        "raise maxToolCalls in the tool contract, or narrow the prompt's task",
+    ),
+    "send_timeout": Explanation(
+        "The session timed out",
+        f"raise {contract.SEND_TIMEOUT_MS.name} (or the job's timeout-minutes), or narrow "
+        "the prompt's task",
+    ),
+    "interrupted": Explanation(
+        "The run was cancelled", "nothing to fix if the job was cancelled on purpose"
+    ),
+    "session_error": Explanation(
+        "The Copilot session failed", "see the session's error above; rerun if it was transient"
+    ),
+    "events_unwritable": Explanation(
+        "The events file could not be written",
+        f"make {contract.SESSION_STATE_BASE_DIR.name} a writable folder with free space",
+    ),
+}
+
+_MISSING_TOKEN_TEXT = ("No GitHub OAuth token", "No authentication information found")
+
+
+def explain(exit_code: int, error_kind: str | None, message: str | None) -> Explanation:
+    """The title and the fix for a run that ended with `exit_code` (not 0)."""
+    if message and any(text in message for text in _MISSING_TOKEN_TEXT):
+        return _BY_KIND["no_credential"]
+    if error_kind in _BY_KIND:
+        return _BY_KIND[error_kind]
+    if error_kind in ("auth_failed", "auth_not_configured", "auth_required"):
+        return Explanation(
+            "The driver could not authenticate to the sidecar",
+            "run the driver through copilot-driver-harness, which gives both the same token",
+        )
+    if error_kind in ("sidecar_unreachable", "sidecar_unresponsive", "sidecar_lost"):
+        return Explanation(
+            "The driver lost the Copilot CLI sidecar",
+            "the CLI's output is in sidecar.log beside the events file; rerun the job",
+        )
+    if exit_code == ExitCode.CONFIG:
+        return _BY_KIND["config"]
+    return Explanation(f"The driver failed (exit status {exit_code})", "see the driver's log above")

@@ -1,0 +1,53 @@
+"""The harness's credential preflight (`harness.credentials`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copilot_driver.harness.credentials import credential_problem
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"COPILOT_GITHUB_TOKEN": "github_pat_x"},
+        {"GH_TOKEN": "gho_x"},
+        {"GITHUB_TOKEN": "ghs_x"},
+        {"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:8080/v1"},
+        {"GH_AW_COPILOT_SDK_MULTI_PROVIDER_JSON": '{"providers": []}'},
+    ],
+)
+def test_a_token_or_a_provider_is_a_credential(env: dict[str, str]) -> None:
+    assert credential_problem(env) is None
+
+
+def test_nothing_at_all_names_the_secret_and_the_fork_case(tmp_path: Path) -> None:
+    problem = credential_problem({"HOME": str(tmp_path)})
+    assert problem is not None
+    assert "COPILOT_GITHUB_TOKEN is not set" in problem
+    assert "secrets.COPILOT_GITHUB_TOKEN" in problem
+    assert "fork" in problem
+
+
+def test_an_empty_secret_is_called_empty(tmp_path: Path) -> None:
+    problem = credential_problem({"HOME": str(tmp_path), "COPILOT_GITHUB_TOKEN": "  "})
+    assert problem is not None
+    assert "COPILOT_GITHUB_TOKEN is set but empty" in problem
+
+
+def test_a_stored_login_counts(tmp_path: Path) -> None:
+    (tmp_path / ".copilot").mkdir()
+    (tmp_path / ".copilot" / "config.json").write_text('{"logged_in_users": [{"login": "a"}]}')
+    assert credential_problem({"HOME": str(tmp_path)}) is None
+    gh = tmp_path / "gh"
+    gh.mkdir()
+    (gh / "hosts.yml").write_text("github.com:\n    user: someone\n")
+    assert credential_problem({"HOME": "/nonexistent", "GH_CONFIG_DIR": str(gh)}) is None
+
+
+def test_a_cli_config_without_a_login_does_not(tmp_path: Path) -> None:
+    (tmp_path / ".copilot").mkdir()
+    (tmp_path / ".copilot" / "config.json").write_text('{"banner": "never"}')
+    assert credential_problem({"HOME": str(tmp_path)}) is not None

@@ -1,0 +1,52 @@
+"""GitHub Actions workflow commands and step outputs (`workflow_commands`)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copilot_driver import workflow_commands as wc
+
+
+def read_outputs(text: str) -> dict[str, str]:
+    """The runner's reading of a `$GITHUB_OUTPUT` file (heredoc blocks)."""
+    found: dict[str, str] = {}
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines) and lines[index]:
+        name, delimiter = lines[index].split("<<", 1)
+        end = lines.index(delimiter, index + 1)
+        found[name] = "\n".join(lines[index + 1 : end])
+        index = end + 1
+    return found
+
+
+@given(st.dictionaries(st.from_regex(r"[a-z][a-z-]{0,15}", fullmatch=True), st.text()))
+def test_any_value_arrives_whole(outputs: dict[str, str]) -> None:
+    # The runner splits lines on \n; a value's own \r stays in it.
+    assert read_outputs(wc.outputs_block(outputs)) == outputs
+
+
+def test_a_value_holding_a_delimiter_like_line_cannot_end_its_block() -> None:
+    sneaky = "line\nghadelimiter_x\nanswer<<EOF"
+    assert read_outputs(wc.outputs_block({"answer": sneaky})) == {"answer": sneaky}
+
+
+def unescape(text: str) -> str:
+    for escaped, plain in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        text = text.replace(escaped, plain)
+    return text
+
+
+@given(st.text(), st.text())
+def test_an_annotation_is_one_line_whatever_its_text(title: str, message: str) -> None:
+    line = wc.annotation("error", title, message)
+    assert line.endswith("\n")
+    assert "\n" not in line[:-1]
+    assert "\r" not in line
+    match = re.fullmatch(r"::error title=([^:,]*)::(.*)\n", line, re.DOTALL)
+    assert match is not None
+    assert unescape(match[1]) == title
+    assert unescape(match[2]) == message

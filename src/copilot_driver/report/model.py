@@ -14,9 +14,25 @@ from typing import Any
 from copilot_driver import records
 from copilot_driver.formatting import shorten
 from copilot_driver.permissions.summary import url_without_secrets
+from copilot_driver.report.limits import clip
+from copilot_driver.report.usage import RunResult, Usage
 
 _PATH_TOOLS = frozenset({"view", "create", "edit", "str_replace", "str_replace_editor", "read"})
 _WHAT_CHARS = 200
+
+
+@dataclass(frozen=True)
+class PolicyDenial:
+    """The driver's `policy.denial` record: why its policy said no, and the rule that
+    would have said yes (None: no allow rule can permit the request)."""
+
+    summary: str
+    kind: str | None
+    reason: str
+    allow_rule: str | None
+    tool_call_id: str | None
+    turn: int
+    at_ms: float | None
 
 
 @dataclass
@@ -31,6 +47,8 @@ class PermissionRecord:
     result: str | None = None
     """`approved...`, `denied...` (the runtime's kinds), or None: no decision recorded."""
     feedback: str | None = None
+    policy: PolicyDenial | None = None
+    """The driver's own account of this denial, when it wrote one."""
 
     @property
     def approved(self) -> bool:
@@ -151,6 +169,10 @@ class Timeline:
     """Events without a usable timestamp (shown, but not placed in time)."""
     orphan_completions: int = 0
     """`tool.execution_complete` events whose start was never seen."""
+    usage: Usage | None = None
+    """From `session.shutdown`; None when the session never shut down."""
+    result: RunResult | None = None
+    """From the `result.json` beside the events file, when there is one."""
 
     @property
     def tool_calls(self) -> list[ToolCallRecord]:
@@ -168,6 +190,26 @@ class Timeline:
     @property
     def duration_ms(self) -> float | None:
         return _elapsed_ms(self.start_ms, self.end_ms)
+
+    @property
+    def tool_time_ms(self) -> float | None:
+        """Time in which at least one tool ran: parallel calls are counted once."""
+        spans = sorted(
+            (start, max(start, end))
+            for call in self.tool_calls
+            if (start := call.started_ms) is not None and (end := call.finished_ms) is not None
+        )
+        if not spans:
+            return None
+        total = 0.0
+        start, end = spans[0]
+        for next_start, next_end in spans[1:]:
+            if next_start > end:
+                total += end - start
+                start, end = next_start, next_end
+            else:
+                end = max(end, next_end)
+        return total + max(0.0, end - start)
 
     @property
     def outcome(self) -> str:
@@ -207,15 +249,15 @@ def _argument_summary(tool: str, arguments: Any) -> str:
     if isinstance(arguments, dict):
         bare = tool.rsplit(".", 1)[-1]
         if bare == "bash" and isinstance(arguments.get("command"), str):
-            return shorten(arguments["command"], _WHAT_CHARS)
+            return clip(arguments["command"], _WHAT_CHARS)
         if bare in _PATH_TOOLS and isinstance(arguments.get("path"), str):
-            return shorten(arguments["path"], _WHAT_CHARS)
+            return clip(arguments["path"], _WHAT_CHARS)
         if bare == "web_fetch" and isinstance(arguments.get("url"), str):
-            return shorten(url_without_secrets(arguments["url"]), _WHAT_CHARS)
+            return clip(url_without_secrets(arguments["url"]), _WHAT_CHARS)
     if arguments is None:
         return ""
     try:
         text = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         text = "?"
-    return shorten(text, _WHAT_CHARS)
+    return clip(text, _WHAT_CHARS)

@@ -5,11 +5,17 @@ reason), event types the report does not interpret are counted by name, and
 fields of the wrong type are treated as missing. Tool results are matched to
 their calls by `toolCallId` alone: this project's driver copies `toolName`
 onto `tool.execution_complete`, other drivers may not.
+
+The driver's `policy.denial` records are matched to the runtime's permission
+events once the whole file is read: by `toolCallId`, else by the request's
+summary, in order. A denial with no permission event to match (a run cut short)
+is shown as a permission of its own.
 """
 
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,18 +24,30 @@ from typing import Any
 from copilot_driver import records
 from copilot_driver.permissions.summary import summarise
 from copilot_driver.report import model
+from copilot_driver.report.usage import read_result, usage_from_shutdown
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SKIP_EXAMPLES = 5
 _JSON_NAMES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 _NOT_SHOWN = records.UNREPORTED_TYPES | {records.ASSISTANT_TURN_END}
 """Known types the timeline has no use for (a model round is counted at its start)."""
+_NOT_RECORDED = "(request not recorded)"
+
+
+def events_file(path: Path) -> Path:
+    """`path` itself, or the events file in it when it is a session folder."""
+    return path / records.EVENTS_FILE_NAME if path.is_dir() else path
 
 
 def load_timeline(path: Path) -> model.Timeline:
-    """Raises OSError when the file cannot be read; never on its content."""
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        return parse_timeline(lines)
+    """An events file, or a session folder holding one, with the `result.json` beside
+    it when there is one. Raises OSError when the events file cannot be read; never
+    on its content."""
+    events = events_file(path)
+    with events.open(encoding="utf-8", errors="replace") as lines:
+        timeline = parse_timeline(lines)
+    timeline.result = read_result(events)
+    return timeline
 
 
 def parse_timeline(lines: Iterable[str]) -> model.Timeline:
@@ -44,6 +62,7 @@ class _Builder:
         self.timeline = model.Timeline()
         self.calls: dict[str, model.ToolCallRecord] = {}
         self.requests: dict[str, model.PermissionRecord] = {}
+        self.denials: list[model.PolicyDenial] = []
 
     def line(self, number: int, line: str) -> None:
         timeline = self.timeline
@@ -93,6 +112,7 @@ class _Builder:
 
     def session_shutdown(self, data: dict[str, Any], at_ms: float | None) -> None:
         self.timeline.shutdown = True
+        self.timeline.usage = usage_from_shutdown(data)
 
     def user_message(self, data: dict[str, Any], at_ms: float | None) -> None:
         turns = self.timeline.turns
@@ -194,17 +214,59 @@ class _Builder:
         if record is None:
             turn = self.turn(at_ms)
             tool_call_id = _str(data, "toolCallId")
-            record = model.PermissionRecord(
-                request_id, "(request not recorded)", tool_call_id, turn.index
-            )
+            record = model.PermissionRecord(request_id, _NOT_RECORDED, tool_call_id, turn.index)
             turn.permissions.append(record)
         result = _dict(data, "result")
         record.decided_ms = at_ms
         record.result = _str(result, "kind") or "unknown"
         record.feedback = _str(result, "feedback")
 
+    def policy_denial(self, data: dict[str, Any], at_ms: float | None) -> None:
+        denial = model.PolicyDenial(
+            summary=_str(data, "requestSummary") or "unknown",
+            kind=_str(data, "requestKind"),
+            reason=_str(data, "reason") or "(no reason recorded)",
+            allow_rule=_str(data, "allowRule"),
+            tool_call_id=_str(data, "toolCallId"),
+            turn=self.turn(at_ms).index,
+            at_ms=at_ms,
+        )
+        self.denials.append(denial)
+
+    def match_denials(self) -> None:
+        """Each `policy.denial` onto its permission: by tool call first, then the rest by
+        summary, in order; one without a match becomes a permission of its own.
+
+        A permission the runtime never decided counts as denied once the driver's
+        record of the denial is matched to it."""
+        by_call: dict[str, deque[model.PermissionRecord]] = {}
+        by_summary: dict[str, deque[model.PermissionRecord]] = {}
+        for permission in self.timeline.permissions:
+            if permission.denied or permission.result is None:
+                if permission.tool_call_id is not None:
+                    by_call.setdefault(permission.tool_call_id, deque()).append(permission)
+                by_summary.setdefault(permission.summary, deque()).append(permission)
+        by_summary_only = []
+        for denial in self.denials:
+            call_id = denial.tool_call_id
+            record = _first_unmatched(by_call.get(call_id)) if call_id is not None else None
+            if record is None:
+                by_summary_only.append(denial)
+            else:
+                _take_denial(record, denial)
+        for denial in by_summary_only:
+            record = _first_unmatched(by_summary.get(denial.summary))
+            if record is None:
+                record = model.PermissionRecord(
+                    None, denial.summary, denial.tool_call_id, denial.turn, denial.at_ms
+                )
+                self.timeline.turns[denial.turn - 1].permissions.append(record)
+            _take_denial(record, denial)
+
     def finish(self) -> model.Timeline:
-        """Attach permissions to their tool calls and put calls in start order."""
+        """Match the policy's denials, attach permissions to their tool calls and put
+        calls in start order."""
+        self.match_denials()
         for turn in self.timeline.turns:
             for permission in turn.permissions:
                 call_id = permission.tool_call_id
@@ -231,8 +293,28 @@ _HANDLERS: dict[str, _Handler] = {
     records.ABORT: _Builder.abort,
     records.GUARD_TOOL_DENIALS_EXCEEDED: _Builder.guard_stop,
     records.GUARD_TOOL_CALL_BUDGET_EXCEEDED: _Builder.budget_stop,
+    records.POLICY_DENIAL: _Builder.policy_denial,
 }
 """The types the timeline interprets, each with the builder's method that takes it in."""
+
+
+def _take_denial(record: model.PermissionRecord, denial: model.PolicyDenial) -> None:
+    record.policy = denial
+    if record.summary == _NOT_RECORDED:
+        record.summary = denial.summary
+    if record.result is None:
+        record.result, record.decided_ms = "denied", denial.at_ms
+
+
+def _first_unmatched(
+    candidates: deque[model.PermissionRecord] | None,
+) -> model.PermissionRecord | None:
+    """The first permission without a policy denial yet (matched ones are dropped)."""
+    while candidates:
+        if candidates[0].policy is None:
+            return candidates.popleft()
+        candidates.popleft()
+    return None
 
 
 def _why_not_a_record(line: str) -> str:

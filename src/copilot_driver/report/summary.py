@@ -1,4 +1,5 @@
-"""The phrases both renderers use: times, durations, counts, what could be read."""
+"""The phrases both renderers use: times, durations, counts, usage, denials, what
+could be read."""
 
 from __future__ import annotations
 
@@ -6,10 +7,16 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from copilot_driver import records
-from copilot_driver.formatting import shorten
-from copilot_driver.report.model import Timeline
+from copilot_driver.report.limits import clip
+from copilot_driver.report.model import PolicyDenial, Timeline
+from copilot_driver.report.usage import ModelUsage, RunResult, Usage
 
+REPORT_VERSION = "report v2"
+"""Shown in both renderings: what a reader (or a script) of the report can expect."""
 _UNKNOWN_LISTED = 10
+_REASON_CHARS = 300
+_RULE_CHARS = 200
+_ERROR_CHARS = 300
 
 
 def duration(ms: float | None) -> str:
@@ -94,7 +101,7 @@ def other_phrases(timeline: Timeline) -> list[str]:
     phrases = []
     if timeline.unknown_types:
         counted = sorted(timeline.unknown_types.items(), key=lambda item: (-item[1], item[0]))
-        listed = [f"{shorten(name, 40)} x{n}" for name, n in counted[:_UNKNOWN_LISTED]]
+        listed = [f"{clip(name, 40)} x{n}" for name, n in counted[:_UNKNOWN_LISTED]]
         listed += ["..."] if len(counted) > _UNKNOWN_LISTED else []
         phrases.append(f"event types not shown: {', '.join(listed)}")
     if timeline.untimed:
@@ -106,3 +113,73 @@ def other_phrases(timeline: Timeline) -> list[str]:
 
 def session_label(timeline: Timeline) -> str:
     return timeline.session_id or f"(no {records.SESSION_START})"
+
+
+def integer(value: int) -> str:
+    """An exit code or a count as given, unless absurdly long."""
+    return str(value) if -(10**18) < value < 10**18 else "(out of range)"
+
+
+def number(value: int | float | None) -> str:
+    """`12,345`; `1.5`; `-` for no value."""
+    if value is None:
+        return "-"
+    if isinstance(value, int) or value.is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def tokens_phrase(model: ModelUsage) -> str:
+    """`3 requests; tokens: 30 in, 15 out, 0 cache read, 0 cache write`."""
+    requests = f"{number(model.requests)} request{'' if model.requests == 1 else 's'}"
+    counts = [
+        f"{number(model.input_tokens)} in",
+        f"{number(model.output_tokens)} out",
+        f"{number(model.cache_read_tokens)} cache read",
+        f"{number(model.cache_write_tokens)} cache write",
+    ]
+    return f"{requests}; tokens: {', '.join(counts)}"
+
+
+def times_phrase(timeline: Timeline) -> str:
+    """Wall time, and the model's and the tools' shares of it (parallel tools counted once)."""
+    usage = timeline.usage
+    model_ms = usage.api_duration_ms if usage else None
+    return (
+        f"{duration(timeline.duration_ms)} wall; model {duration(model_ms)}, "
+        f"tools {duration(timeline.tool_time_ms)}"
+    )
+
+
+def changes_phrase(usage: Usage) -> str | None:
+    """`2 files (+10 -3)`, `none`, or None when the session did not say."""
+    files = usage.files_modified
+    if files is None and usage.lines_added is None and usage.lines_removed is None:
+        return None
+    count = len(files) if files is not None else None
+    if count == 0 and not usage.lines_added and not usage.lines_removed:
+        return "none"
+    lines = f"+{number(usage.lines_added)} -{number(usage.lines_removed)}"
+    return f"{number(count)} file{'' if count == 1 else 's'} ({lines})"
+
+
+def exit_phrase(result: RunResult) -> str:
+    """`0`, or `1 (session_error)`; `unknown` when the file has no exit code."""
+    code = integer(result.exit_code) if result.exit_code is not None else "unknown"
+    return f"{code} ({clip(result.error_kind, 60)})" if result.error_kind else code
+
+
+def error_text(result: RunResult) -> str | None:
+    return clip(result.error, _ERROR_CHARS) if result.error else None
+
+
+def denial_reason(policy: PolicyDenial) -> str:
+    """What the policy said, without the allow rule (which renderers quote their own way)."""
+    return f"denied: {clip(policy.reason, _REASON_CHARS)}"
+
+
+def allow_rule(policy: PolicyDenial) -> str | None:
+    return clip(policy.allow_rule, _RULE_CHARS) if policy.allow_rule else None
+
+
+NO_ALLOW_RULE = "no allow rule can permit this"

@@ -11,6 +11,9 @@ from copilot_driver.report.model import PermissionRecord, Timeline, Turn
 _WIDTH = 96
 """Text lines stay within this many columns (a 100-column terminal, with margin)."""
 _ANSWER_LINES = 6
+_FILES_LISTED = 20
+_TOTALS = " " * 15
+"""The indentation of a totals value."""
 
 
 def render_text(timeline: Timeline) -> str:
@@ -35,11 +38,33 @@ def render_text(timeline: Timeline) -> str:
         f"  tool calls   {summary.calls_phrase(counts)}",
         f"  permissions  {summary.permissions_phrase(counts)}",
         f"  turns        {len(timeline.turns)} ({counts['rounds']} model rounds)",
-        f"  duration     {summary.duration(timeline.duration_ms)}",
+        f"  duration     {summary.times_phrase(timeline)}",
+        *_usage_lines(timeline),
         f"  input        {summary.input_phrase(timeline)}",
     ]
     out += [f"  other        {phrase}" for phrase in summary.other_phrases(timeline)]
+    out.append(f"  format       {summary.REPORT_VERSION}")
     return "\n".join(out) + "\n"
+
+
+def _usage_lines(timeline: Timeline) -> list[str]:
+    """Tokens per model, premium requests, and the files changed (the first few named)."""
+    usage = timeline.usage
+    if usage is None:
+        return ["  usage        unknown (no session.shutdown)"]
+    out = [
+        _fit("  usage        " if i == 0 else _TOTALS, f"{m.model}: {summary.tokens_phrase(m)}")
+        for i, m in enumerate(usage.models)
+    ] or ["  usage        no model requests"]
+    out.append(f"  premium      {summary.number(usage.premium_requests)} requests")
+    changes = summary.changes_phrase(usage)
+    if changes is not None:
+        out.append(f"  changed      {changes}")
+        files = usage.files_modified or ()
+        out += [_fit(_TOTALS + "  ", name) for name in files[:_FILES_LISTED]]
+        if len(files) > _FILES_LISTED:
+            out.append(f"{_TOTALS}  ... and {len(files) - _FILES_LISTED} more")
+    return out
 
 
 def _header(timeline: Timeline) -> list[str]:
@@ -55,6 +80,10 @@ def _header(timeline: Timeline) -> list[str]:
     started = summary.clock(timeline.start_ms)
     out.append(f"  started {started}, lasted {summary.duration(timeline.duration_ms)}")
     out.append(_fit("  outcome: ", timeline.outcome))
+    if timeline.result is not None:
+        error = summary.error_text(timeline.result)
+        exit_line = f"  exit code {summary.exit_phrase(timeline.result)}"
+        out.append(_fit(exit_line + ": ", error) if error else exit_line)
     if not timeline.events:
         out += ["", "No events."]
     return out
@@ -105,8 +134,15 @@ def _fit(prefix: str, text: str, width: int = _WIDTH) -> str:
 
 
 def _permission_lines(prefix: str, permission: PermissionRecord) -> list[str]:
-    """`approved shell(git --version)`; a denial's feedback on its own line if long."""
+    """`approved shell(git --version)`; below a denial, the policy's reason and the rule
+    that would allow it, or (from other drivers) the runtime's feedback if long."""
     line = _fit(prefix, f"{permission.verdict} {permission.summary}")
+    if permission.policy is not None:
+        rule = summary.allow_rule(permission.policy)
+        allow = f"allow with `{rule}`" if rule else summary.NO_ALLOW_RULE
+        indent = " " * (len(prefix) + 2)
+        because = f"{indent}{summary.denial_reason(permission.policy)}; {allow}"
+        return [line, *textwrap.wrap(because, _WIDTH, subsequent_indent=indent + "  ")]
     if not (permission.denied and permission.feedback):
         return [line]
     feedback = " ".join(permission.feedback.split())

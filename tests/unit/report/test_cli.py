@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from copilot_driver import __version__
-from copilot_driver.report import load_timeline, render_text
+from copilot_driver.report import load_timeline, render_markdown, render_text
 from copilot_driver.report.cli import main
-from helpers.report_samples import GUARD_STOP, TOOLS_AND_DENIAL
+from helpers.report_samples import GUARD_STOP, POLICY_DENIAL_SESSION, TOOLS_AND_DENIAL
 
 
 def test_main_markdown_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,3 +59,25 @@ def test_main_version(capsys: pytest.CaptureFixture[str]) -> None:
     out, err = capsys.readouterr()
     assert out == f"copilot-driver-report {__version__}\n"
     assert err == ""
+
+
+def test_main_reads_a_session_folder_with_its_result(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(POLICY_DENIAL_SESSION), "--format", "markdown"]) == 0
+
+    out, err = capsys.readouterr()
+    assert out == render_markdown(load_timeline(POLICY_DENIAL_SESSION / "events.jsonl"))
+    assert "| Exit code | 0 |" in out
+    assert err == ""
+
+
+def test_main_folder_without_events_names_the_file_expected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(tmp_path)]) == 2
+
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"copilot-driver-report: error: {tmp_path} is a folder without events.jsonl "
+        f"(expected {tmp_path / 'events.jsonl'})\n"
+    )

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from copilot_driver import records
 from copilot_driver.report import (
@@ -21,11 +20,15 @@ from copilot_driver.report import (
 )
 from helpers.report_samples import (
     ANSWER,
+    CHART_HEADER,
+    POLICY_DENIAL_SESSION,
+    POLICY_REASON,
     TASK_LINE,
     TOOLS_AND_DENIAL,
     UNESCAPED_PIPE,
     bash_call,
     event,
+    event_lines,
     mermaid_block,
     table_rows,
 )
@@ -167,89 +170,9 @@ def test_web_fetch_shows_the_url_without_its_query() -> None:
 
 # --- never raises ---------------------------------------------------------------------
 
-TYPES = [
-    "session.start",
-    "session.shutdown",
-    "session.error",
-    "user.message",
-    "assistant.turn_start",
-    "assistant.message",
-    "tool.execution_start",
-    "tool.execution_complete",
-    "permission.requested",
-    "permission.completed",
-    "abort",
-    "guard.tool_denials_exceeded",
-    "system.message",
-]
-
-FIELDS = [
-    "sessionId",
-    "copilotVersion",
-    "context",
-    "cwd",
-    "content",
-    "toolCallId",
-    "toolName",
-    "mcpServerName",
-    "arguments",
-    "command",
-    "path",
-    "url",
-    "success",
-    "result",
-    "error",
-    "message",
-    "code",
-    "requestId",
-    "permissionRequest",
-    "kind",
-    "fullCommandText",
-    "serverName",
-    "feedback",
-    "denialCount",
-    "threshold",
-    "reason",
-]
-
-leaves = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats()
-    | st.text(max_size=12)
-    | st.sampled_from(["c1", "c2", "bash", "shell", "url", "approved", "denied-by-rules"])
-)
-
-keys = st.sampled_from(FIELDS) | st.text(max_size=6)
-
-json_values = st.recursive(
-    leaves,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(keys, children, max_size=4),
-    max_leaves=12,
-)
-
-timestamps = st.sampled_from(
-    ["2026-11-21T07:35:10.123000+00:00", "2026-11-21T07:35:11Z", "2026-11-21", "0001-01-01T00:00"]
-) | st.text(max_size=30)
-
-events = st.fixed_dictionaries(
-    {},
-    optional={
-        "type": st.sampled_from(TYPES) | st.text(max_size=12) | json_values,
-        "timestamp": timestamps | json_values,
-        "data": st.dictionaries(keys, json_values, max_size=6) | json_values,
-        "id": st.text(max_size=4),
-    },
-)
-
-lines = st.lists(
-    st.text(max_size=40) | events.map(json.dumps) | json_values.map(json.dumps), max_size=15
-)
-
 
 @settings(max_examples=300, deadline=None)
-@given(lines)
+@given(event_lines)
 def test_parse_never_raises_and_renders_safe_markdown(raw: list[str]) -> None:
     timeline = parse_timeline(raw)
 
@@ -262,7 +185,7 @@ def test_parse_never_raises_and_renders_safe_markdown(raw: list[str]) -> None:
             len(UNESCAPED_PIPE.findall(row)) == 7 for row in table_rows(markdown, "| Turn |")
         )
     if "```mermaid" in markdown:
-        for task in mermaid_block(markdown)[4:]:
+        for task in mermaid_block(markdown)[CHART_HEADER:]:
             assert task.startswith("    section Turn ") or TASK_LINE.match(task), task
 
 
@@ -273,3 +196,118 @@ def test_the_budget_stop_is_a_notice_not_an_unknown_type() -> None:
     (notice,) = timeline.notices
     assert notice.kind == "budget stop"
     assert notice.message == "tool call 4 past a budget of 3; stopped the session"
+
+
+# --- the driver's policy.denial records --------------------------------------------------
+
+
+def test_real_policy_denial_is_matched_to_its_permission() -> None:
+    timeline = load_timeline(POLICY_DENIAL_SESSION)
+
+    assert not timeline.unknown_types  # policy.denial is read, not counted as unknown
+    denied = [p for p in timeline.permissions if p.denied]
+    assert len(denied) == 1
+    policy = denied[0].policy
+    assert policy is not None
+    assert (policy.summary, policy.reason, policy.allow_rule) == (
+        "shell(rm victim.txt)",
+        POLICY_REASON,
+        "shell(rm victim.txt)",
+    )
+    assert denied[0].result == "denied-interactively-by-user"  # the runtime's, kept
+    assert [p.policy for p in timeline.permissions if p.approved] == [None]
+    assert timeline.result is not None
+    assert (timeline.result.exit_code, timeline.result.error_kind) == (0, None)
+
+
+def _denial(summary: str, reason: str, rule: str | None, call_id: str | None, second: float) -> str:
+    record = records.denial_record("shell", summary, reason, rule, call_id)
+    record["timestamp"] = f"2026-11-21T07:35:{10 + second:06.3f}+00:00"
+    return json.dumps(record)
+
+
+def _permission(request_id: str, command: str, call_id: str | None, second: float) -> list[str]:
+    request = {"kind": "shell", "fullCommandText": command}
+    completed: dict[str, object] = {"requestId": request_id, "result": {"kind": "denied-x"}}
+    requested: dict[str, object] = {"requestId": request_id, "permissionRequest": request}
+    if call_id is not None:
+        requested["toolCallId"] = completed["toolCallId"] = call_id
+    return [
+        event("permission.requested", requested, second),
+        event("permission.completed", completed, second + 0.01),
+    ]
+
+
+def test_denials_match_by_tool_call_then_by_summary_in_order() -> None:
+    lines = [
+        *_permission("r1", "rm a", "c1", 0.1),
+        *_permission("r2", "rm a", None, 0.2),
+        *_permission("r3", "rm a", None, 0.3),
+        # written just before each completion in real files; any order matches
+        _denial("shell(rm a)", "second", None, None, 0.31),
+        _denial("shell(rm a)", "by id", "shell(rm a)", "c1", 0.32),
+        _denial("shell(rm a)", "third", None, None, 0.33),
+    ]
+    timeline = parse_timeline(lines)
+
+    reasons = {p.request_id: p.policy.reason if p.policy else None for p in timeline.permissions}
+    assert reasons == {"r1": "by id", "r2": "second", "r3": "third"}
+
+
+def test_a_denial_without_a_permission_event_is_shown_as_one() -> None:
+    lines = [
+        *bash_call("c1", "rm x", 0.1, ok=False),
+        _denial("shell(rm x)", "not allowed", "shell(rm x)", "c1", 0.12),
+        _denial("shell(curl y)", "never", None, None, 0.13),
+    ]
+    timeline = parse_timeline(lines)
+
+    (attached,) = timeline.tool_calls[0].permissions
+    assert attached.verdict == "DENIED"
+    assert attached.policy is not None
+    assert attached.policy.reason == "not allowed"
+    assert timeline.tool_calls[0].outcome == "DENIED"
+    loose = [p for p in timeline.permissions if p.tool_call_id is None]
+    assert [(p.summary, p.verdict) for p in loose] == [("shell(curl y)", "DENIED")]
+    text = render_text(timeline)
+    assert "denied: not allowed; allow with `shell(rm x)`" in text
+    assert "denied: never; no allow rule can permit this" in text
+
+
+def test_an_undecided_permission_takes_the_policy_denial() -> None:
+    requested = {"requestId": "r1", "toolCallId": "c1", "permissionRequest": {"kind": "shell"}}
+    lines = [
+        event("permission.requested", requested, 0.1),
+        _denial("whatever", "no", None, "c1", 0.2),
+    ]
+    (permission,) = parse_timeline(lines).permissions
+
+    assert permission.verdict == "DENIED"
+    assert permission.policy is not None
+
+
+def test_policy_denial_fields_of_the_wrong_type_are_missing() -> None:
+    data = {"requestSummary": 3, "reason": ["x"], "allowRule": {"a": 1}, "toolCallId": 7}
+    (permission,) = parse_timeline([event("policy.denial", data)]).permissions
+
+    assert permission.policy is not None
+    assert permission.summary == "unknown"
+    assert permission.policy.reason == "(no reason recorded)"
+    assert permission.policy.allow_rule is None
+
+
+def test_a_session_folder_is_read_with_its_result(tmp_path: Path) -> None:
+    (tmp_path / "events.jsonl").write_text(event("user.message", {"content": "hi"}) + "\n")
+    (tmp_path / "result.json").write_text(
+        json.dumps({"exitCode": 3, "errorKind": "session_error", "error": "the model went away"})
+    )
+
+    timeline = load_timeline(tmp_path)
+
+    assert [turn.prompt for turn in timeline.turns] == ["hi"]
+    assert timeline.result is not None
+    assert (timeline.result.exit_code, timeline.result.error_kind, timeline.result.error) == (
+        3,
+        "session_error",
+        "the model went away",
+    )

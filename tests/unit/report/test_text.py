@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from copilot_driver.report import load_timeline, parse_timeline, render_markdown, render_text
+from copilot_driver.report.usage import RunResult
 from helpers.report_samples import (
     ANSWER,
     DATA,
     GUARD_STOP,
+    POLICY_DENIAL_SESSION,
+    POLICY_REASON,
     TOOLS_AND_DENIAL,
     bash_call,
     call_lines,
     event,
+    model_metrics,
+    shutdown,
 )
 
 
@@ -35,7 +40,13 @@ def test_real_tools_and_denial_as_text() -> None:
     assert f"Final answer:\n  {ANSWER}\n" in text
     assert "  tool calls   3 (2 ok, 1 denied)" in text
     assert "  permissions  2 approved, 1 denied" in text
+    assert "  duration     408 ms wall; model 24 ms, tools 107 ms" in text
+    assert "  usage        gpt-4.1: 3 requests; tokens: 30 in, 15 out, 0 cache read, " in text
+    assert "  premium      0 requests" in text
+    assert "  changed      none" in text
     assert "  input        25 lines, 25 events, 0 skipped" in text
+    assert text.endswith("  format       report v2\n")
+    assert "exit code" not in text  # no result.json beside this file
     assert max(len(line) for line in text.splitlines()) <= 100
 
 
@@ -72,9 +83,45 @@ def test_long_commands_stay_within_the_terminal() -> None:
     assert "  ... (15 more lines)" in text
 
 
+def test_real_policy_denial_as_text() -> None:
+    text = render_text(load_timeline(POLICY_DENIAL_SESSION))
+
+    assert "  outcome: answered\n  exit code 0\n" in text
+    assert (
+        "            DENIED shell(rm victim.txt)\n"
+        f"              denied: {POLICY_REASON}; allow with `shell(rm victim.txt)`\n"
+    ) in text
+    assert "feedback:" not in text  # the policy's account replaces the runtime's
+
+
+def test_usage_files_and_an_error_result_as_text() -> None:
+    files = [f"src/module_{n}.py" for n in range(25)]
+    lines = [
+        event("user.message", {"content": "change things"}),
+        *bash_call("c1", "make", 0.1),
+        *bash_call("c2", "make check", 0.12),  # overlaps c1: counted once
+        shutdown(
+            {"model-a": model_metrics(1, 0.5, (10, 2, 0, 0)), "model-b": {"requests": "x"}},
+            totalApiDurationMs=1500,
+            codeChanges={"filesModified": files, "linesAdded": 12, "linesRemoved": 3},
+        ),
+    ]
+    timeline = parse_timeline(lines)
+    timeline.result = RunResult(1, "session_error", "the model\nwent away")
+    text = render_text(timeline)
+
+    assert "  exit code 1 (session_error): the model went away\n" in text
+    assert "  duration     9.00 s wall; model 1.50 s, tools 70 ms\n" in text
+    assert "  usage        model-a: 1 request; tokens: 10 in, 2 out, 0 cache read, 0 " in text
+    assert "               model-b: - requests; tokens: - in, - out, " in text
+    assert "  premium      0.5 requests\n" in text  # the sum of the models' costs
+    assert "  changed      25 files (+12 -3)\n                 src/module_0.py\n" in text
+    assert "               ... and 5 more\n" in text
+
+
 def test_the_examples_in_the_docs_are_real_renders() -> None:
     docs = (DATA.parent.parent / "docs" / "report.md").read_text(encoding="utf-8")
-    timeline = load_timeline(TOOLS_AND_DENIAL)
+    timeline = load_timeline(POLICY_DENIAL_SESSION)
 
     text_section = docs.split("## `text`", 1)[1]
     text_example = text_section.split("```\n", 1)[1].split("\n```\n", 1)[0]

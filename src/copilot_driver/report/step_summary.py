@@ -1,0 +1,149 @@
+"""The harness's step summary: how the whole run went, then the session's timeline.
+
+It renders for every run the harness can have: one that failed before any
+session existed (no events file, so no timeline: the outcome alone), a
+success, and a failure with a timeline. It is always under
+`STEP_SUMMARY_LIMIT` bytes of UTF-8, whatever it is given: every part is
+capped (`markdown` caps the timeline's), and `limits.fit` checks the whole.
+Redaction is the caller's job.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from copilot_driver.report import summary
+from copilot_driver.report.limits import STEP_SUMMARY_LIMIT, clip, fit
+from copilot_driver.report.markdown import cell, code, footer, timeline_sections
+from copilot_driver.report.model import Timeline
+
+__all__ = ["STEP_SUMMARY_LIMIT", "Attempt", "RunOutcome", "render_step_summary"]
+
+_TITLE_CHARS = 200
+_MESSAGE_LINES = 40
+_MESSAGE_CHARS = 4000
+_ATTEMPTS_FIRST = 10
+_ATTEMPTS_LAST = 10
+_ATTEMPT_MESSAGE_CHARS = 300
+_KIND_CHARS = 60
+_BLOCK_START = re.compile(r"^(\s*)([#>+=-])")
+"""A line starting like this would open a heading, a quote or a list: escaped."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try of the harness's run (it may retry transient failures)."""
+
+    number: int
+    """1-based."""
+    exit_code: int
+    error_kind: str | None
+    message: str | None
+    """One line: what went wrong (None on success)."""
+    retry_in_s: float | None
+    """The delay before the next try; None: no retry followed."""
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What the harness knows of the whole run."""
+
+    exit_code: int
+    error_kind: str | None
+    title: str | None
+    """A short cause, e.g. "The Copilot CLI sidecar could not start"."""
+    message: str | None
+    """The cause and the fix; may be several lines."""
+    attempts: tuple[Attempt, ...] = ()
+
+
+def render_step_summary(outcome: RunOutcome, timeline: Timeline | None) -> str:
+    """The run's outcome (and its attempts, if there were several), then the session's
+    timeline when there is one; under `STEP_SUMMARY_LIMIT` bytes."""
+    out = [
+        _heading(outcome),
+        *_outcome_table(outcome),
+        *_message(outcome.message),
+        *_attempts(outcome.attempts),
+    ]
+    if timeline is None:
+        out += ["", "No session timeline: the run ended before the driver wrote an events file."]
+        out += ["", f"<sub>{summary.REPORT_VERSION}.</sub>"]
+    else:
+        out += ["", "### Session", "", *timeline_sections(timeline), "", footer(timeline)]
+    return fit("\n".join(out) + "\n", STEP_SUMMARY_LIMIT)
+
+
+def _heading(outcome: RunOutcome) -> str:
+    if outcome.exit_code == 0:
+        return "## Copilot run succeeded"
+    title = clip(outcome.title, _TITLE_CHARS) if outcome.title else ""
+    return f"## Copilot run failed: {cell(title)}" if title else "## Copilot run failed"
+
+
+def _outcome_table(outcome: RunOutcome) -> list[str]:
+    """Exit code, error kind, attempts: nothing to say of a success at the first try."""
+    if outcome.exit_code == 0 and not outcome.error_kind and len(outcome.attempts) < 2:
+        return []
+    rows = [("Exit code", summary.integer(outcome.exit_code))]
+    if outcome.error_kind:
+        rows.append(("Error kind", code(clip(outcome.error_kind, _KIND_CHARS))))
+    if len(outcome.attempts) > 1:
+        rows.append(("Attempts", f"{len(outcome.attempts):,}"))
+    return ["", "| | |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)]
+
+
+def _message(message: str | None) -> list[str]:
+    """The cause and the fix, quoted line by line; markdown in it shows as typed."""
+    if not message or not message.strip():
+        return []
+    lines = message.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    text = "\n".join(lines[:_MESSAGE_LINES])
+    cut = len(lines) > _MESSAGE_LINES or len(text) > _MESSAGE_CHARS
+    quoted = [_quoted(line) for line in text[:_MESSAGE_CHARS].strip("\n").split("\n")]
+    return ["", *quoted, *([">", "> _(shortened)_"] if cut else [])]
+
+
+def _quoted(line: str) -> str:
+    escaped = _BLOCK_START.sub(r"\1\\\2", cell(line))
+    return f"> {escaped}".rstrip()
+
+
+def _attempts(attempts: tuple[Attempt, ...]) -> list[str]:
+    """A table of the tries, when there was more than one: the first and last few."""
+    if len(attempts) < 2:
+        return []
+    out = [
+        "",
+        "### Attempts",
+        "",
+        "| Attempt | Exit code | Error kind | What went wrong | Next try |",
+        "|---:|---:|---|---|---|",
+    ]
+    if len(attempts) <= _ATTEMPTS_FIRST + _ATTEMPTS_LAST:
+        return out + [_attempt_row(attempt) for attempt in attempts]
+    left_out = len(attempts) - _ATTEMPTS_FIRST - _ATTEMPTS_LAST
+    out += [_attempt_row(attempt) for attempt in attempts[:_ATTEMPTS_FIRST]]
+    out.append(f"| | | | _{left_out:,} attempts not shown_ | |")
+    return out + [_attempt_row(attempt) for attempt in attempts[-_ATTEMPTS_LAST:]]
+
+
+def _attempt_row(attempt: Attempt) -> str:
+    kind = cell(clip(attempt.error_kind, _KIND_CHARS)) if attempt.error_kind else "-"
+    if attempt.message:
+        what = cell(clip(attempt.message, _ATTEMPT_MESSAGE_CHARS))
+    else:
+        what = "succeeded" if attempt.exit_code == 0 else "-"
+    return (
+        f"| {summary.integer(attempt.number)} | {summary.integer(attempt.exit_code)} | {kind} "
+        f"| {what} | {_retry(attempt.retry_in_s)} |"
+    )
+
+
+def _retry(seconds: float | None) -> str:
+    ms = seconds * 1000 if seconds is not None else math.nan
+    if not (math.isfinite(ms) and ms >= 0):
+        return "-"
+    return f"in {clip(summary.duration(ms), 24)}"

@@ -24,6 +24,13 @@ spread (min-max):
   4 KiB (16 when linear; the target allows 32; lines over the reader's limits
   are refused early, which only lowers the ratio).
 
+- the harness's whole run (a plain turn through `copilot-driver-harness`:
+  the sidecar started, the driver run, the report written) beside the sum of
+  its parts measured in the same rounds: a sidecar's start-up alone (spawn to
+  "listening") plus the driver's plain turn on a running sidecar. The harness
+  starts the driver while the sidecar boots, so the whole should cost about
+  the larger part plus the session, well under the sum.
+
 Prints a markdown table; `--json FILE` also writes every figure.
 """
 
@@ -47,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_driver.driver.sink import EventsSink
+from copilot_driver.harness.sidecar import Sidecar, locate_copilot_cli
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.policy import Policy
 from copilot_driver.redaction import Redactor
@@ -57,6 +65,8 @@ from copilot_driver.testing import (
     ScriptedModelServer,
     ToolCall,
     driver_environment,
+    harness_environment,
+    sidecar_environment,
     start_test_sidecar,
 )
 
@@ -85,6 +95,7 @@ TARGETS = {
     "decision_us": ("<", 50.0),
     "long_command_ms": ("<", 50.0),
     "long_command_growth": ("<=", 32.0),
+    "harness_whole_to_parts": ("<", 1.0),
 }
 LONG_COMMAND_KIB = (4, 16, 64)
 LONG_COMMAND_SHAPES = {
@@ -262,6 +273,40 @@ def bench_long_commands(rounds: int = 5) -> dict[str, Any]:
     }
 
 
+def bench_harness(work: Path, model: ScriptedModelServer, runs: int) -> dict[str, Any]:
+    """Whole harness runs and lone sidecar start-ups, interleaved (one warm-up each)."""
+    binary = locate_copilot_cli()
+    prompt = work / "harness-prompt.md"
+    prompt.write_text("say hello")
+    whole: list[float] = []
+    sidecar_start: list[float] = []
+    for round_number in range(runs + 1):
+        home = work / f"harness-{round_number}"
+        env = harness_environment(
+            home, model_base_url=model.base_url, prompt_file=prompt, workspace=work,
+            state_dir=home / "state",
+        )  # fmt: skip
+        started = time.perf_counter()
+        completed = subprocess.run(
+            [sys.executable, "-m", "copilot_driver.harness"],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        elapsed = (time.perf_counter() - started) * 1000
+        if completed.returncode != 0:
+            raise RuntimeError(f"a harness run failed: {completed.stderr[-2000:]}")
+        started = time.perf_counter()
+        lone = Sidecar.start(
+            binary, token="bench", env=sidecar_environment(home, model_base_url=model.base_url),
+            ready_timeout=60,
+        )  # fmt: skip
+        booted = (time.perf_counter() - started) * 1000
+        lone.stop()
+        if round_number:  # the first round warms the CLI's caches
+            whole.append(elapsed)
+            sidecar_start.append(booted)
+    return {"whole_ms": _summary(whole), "sidecar_start_ms": _summary(sidecar_start)}
+
+
 def _median_ms(argv: Sequence[str], env: dict[str, str], runs: int) -> dict[str, float]:
     return _summary([_run(argv, env)["wall_ms"] for _ in range(runs)])
 
@@ -299,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                 config_error = _median_ms(drivers[OURS], env, args.runs)
             finally:
                 sidecar.stop()
+            harness = bench_harness(work, model, args.runs)
         plain_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
         import_only = _median_ms([sys.executable, "-c", "import copilot"], plain_env, args.runs)
         interpreter = _median_ms([sys.executable, "-c", "pass"], plain_env, args.runs)
@@ -324,6 +370,10 @@ def main(argv: list[str] | None = None) -> int:
     results["interpreter_ms"] = interpreter
     results["after_import_ms"] = ours["plain"]["wall_ms"]["median"] - import_only["median"]
     results["config_error_ms"] = config_error
+    harness["driver_ms"] = ours["plain"]["wall_ms"]
+    harness["parts_ms"] = harness["sidecar_start_ms"]["median"] + harness["driver_ms"]["median"]
+    harness["whole_to_parts"] = harness["whole_ms"]["median"] / harness["parts_ms"]
+    results["harness"] = harness
     results["sink"] = bench_sink()
     results["policy"] = bench_policy()
     results["long_commands"] = bench_long_commands()
@@ -373,6 +423,7 @@ def _check_targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "decision_us": results["policy"]["decision_us"],
         "long_command_ms": results["long_commands"]["slowest_64kib_ms"],
         "long_command_growth": results["long_commands"]["growth"],
+        "harness_whole_to_parts": results["harness"]["whole_to_parts"],
     }
     checked = {}
     for name, value in measured.items():
@@ -384,6 +435,15 @@ def _check_targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _fmt(summary: dict[str, float], unit: str = "ms") -> str:
     return f"{summary['median']:.0f} {unit} ({summary['min']:.0f}-{summary['max']:.0f})"
+
+
+def _harness_line(harness: dict[str, Any]) -> str:
+    return (
+        f"Harness, whole run (plain turn): {_fmt(harness['whole_ms'])}; its parts: sidecar "
+        f"start-up {_fmt(harness['sidecar_start_ms'])} + driver turn "
+        f"{_fmt(harness['driver_ms'])} = {harness['parts_ms']:.0f} ms; whole/parts "
+        f"{harness['whole_to_parts']:.2f}."
+    )
 
 
 def _markdown(results: dict[str, Any]) -> str:
@@ -408,6 +468,8 @@ def _markdown(results: dict[str, Any]) -> str:
         + ", ".join(f"{name} {summary['median']:.0f}" for name, summary in phases.items()),
         f"Python start {results['interpreter_ms']['median']:.0f} ms; "
         f"`import copilot` (with start) {results['import_copilot_ms']['median']:.0f} ms.",
+        "",
+        _harness_line(results["harness"]),
         "",
         "| target | measured | bound | met |",
         "|---|---|---|---|",

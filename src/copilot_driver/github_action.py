@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from pathlib import Path
 from copilot_driver.env import PERMISSIONS
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.permissions.config import parse_explicit
+from copilot_driver.workflow_commands import annotation, outputs_block
 
 PREFIX = "[copilot-driver-action]"
 
@@ -296,14 +296,6 @@ def prompt_path(env: Mapping[str, str], directory: Path, cwd: Path) -> Path:
 # -- the step outputs and the command line -------------------------------------------
 
 
-def output_entry(name: str, value: str) -> str:
-    """One `$GITHUB_OUTPUT` entry in the heredoc form, so any value arrives whole."""
-    delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
-    while delimiter in value:  # a value cannot end its own block
-        delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
-    return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
-
-
 def _emit(value: str, output_name: str | None, env: Mapping[str, str]) -> None:
     if output_name is None:
         sys.stdout.write(value + "\n")
@@ -312,14 +304,13 @@ def _emit(value: str, output_name: str | None, env: Mapping[str, str]) -> None:
     if not target:
         raise InputError("--github-output needs GITHUB_OUTPUT (set by the Actions runner)")
     with open(target, "a", encoding="utf-8") as handle:
-        handle.write(output_entry(output_name, value))
+        handle.write(outputs_block({output_name: value}))
 
 
 def _report(message: str, env: Mapping[str, str]) -> None:
     sys.stderr.write(f"{PREFIX} error: {message}\n")
     if env.get("GITHUB_ACTIONS", "").lower() == "true":
-        escaped = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        sys.stderr.write(f"::error title=copilot-driver action input::{escaped}\n")
+        sys.stderr.write(annotation("error", "copilot-driver action input", message))
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -30,11 +30,11 @@ from copilot_driver.github_action import (
     InputError,
     build_policy,
     main,
-    output_entry,
     parse_rule_list,
     prompt_path,
 )
 from copilot_driver.permissions.config import parse_explicit
+from copilot_driver.workflow_commands import outputs_block
 from helpers.actions_runner import EXPRESSION, FakeRunner, evaluate, load_action, read_file_commands
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -462,7 +462,7 @@ def test_github_output_gets_a_block_any_value_survives(tmp_path: Path) -> None:
     assert read["earlier"] == "1"
     assert json.loads(read["permissions"])["allowedTools"] == ["a=b<<EOF"]
     value = "two\nlines = <<ghadelimiter_x\n"
-    assert read_file_commands(output_entry("answer", value)) == {"answer": value}
+    assert read_file_commands(outputs_block({"answer": value})) == {"answer": value}
 
 
 def test_errors_exit_2_with_an_annotation_under_actions(

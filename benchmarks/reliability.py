@@ -1,4 +1,4 @@
-"""`make reliability`: the fault suite's figures and a soak run, for the README.
+"""`make reliability`: the fault suite's figures and a soak run, for docs/reliability.md.
 
 Two parts, both on the real runtime:
 
@@ -13,7 +13,7 @@ Two parts, both on the real runtime:
   script), and the file descriptors the sidecar holds before and after (a
   leak there would grow with every session).
 
-Prints the README's reliability section as markdown and writes every figure
+Prints docs/reliability.md as markdown and writes every figure
 to `--json` (reliability-results.json).
 """
 

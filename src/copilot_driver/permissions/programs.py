@@ -21,7 +21,7 @@ program do its ordinary work with literal arguments. It never covers:
 An exact rule that spells the whole command may still allow any of these.
 The table lists what is known to run code; it is not a sandbox: a covered
 program still does its own work (git runs the repository's hooks, tar -x
-writes files), which the README states.
+writes files), which docs/permissions.md states.
 """
 
 from __future__ import annotations

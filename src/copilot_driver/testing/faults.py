@@ -11,7 +11,7 @@ should not have: no secret in any artefact, no process still running.
 - `scan_for_secrets` looks for every secret, and every 12-character piece of
   one, in texts and in every file under the given folders.
 - `check_events_file` parses an events file line by line to its end.
-- `TALLY` counts what the suite did, for the README's reliability figures.
+- `TALLY` counts what the suite did, for the figures in docs/reliability.md.
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -303,3 +305,46 @@ def test_a_driver_that_ignores_sigterm_is_killed_after_the_sidecar_dies(
     # 1 s to die + 5 s for the driver to notice + 20 s for SIGTERM, then SIGKILL.
     assert time.monotonic() - started < 60
     harness.assert_no_orphans()
+
+
+def test_on_a_terminal_the_status_line_shows_each_phase_and_is_cleared_before_the_answer(
+    harness: HarnessHarness,
+) -> None:
+    """stderr is a pseudo-terminal: the status line is drawn there, names the phases
+    it went through, and the harness's last bytes on it clear it before the answer
+    goes to stdout."""
+    main, secondary = pty.openpty()
+    process = subprocess.Popen(
+        harness.command(),
+        env=harness.env,
+        stdout=subprocess.PIPE,
+        stderr=secondary,
+        text=True,
+    )
+    os.close(secondary)
+    seen = bytearray()
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    stdout, _ = process.communicate(timeout=60)
+    os.close(main)
+
+    assert process.returncode == 0
+    assert stdout == "Git works; removing the file was not allowed.\n"
+    shown = seen.decode(errors="replace")
+    assert "[copilot]" in shown
+    assert "starting the Copilot CLI sidecar" in shown
+    assert re.search(r"model round \d", shown) or "waiting for the model" in shown
+    assert shown.endswith("\r\x1b[K")  # cleared: nothing of it is left beside the answer
+
+
+def test_outside_a_terminal_or_in_ci_no_status_line_is_drawn(harness: HarnessHarness) -> None:
+    completed = harness.run()
+    assert completed.returncode == 0
+    assert "[copilot]" not in completed.stderr
+    assert "\x1b[K" not in completed.stderr

@@ -197,13 +197,13 @@ def test_no_copilot_binary_is_a_usage_error(harness: HarnessHarness, tmp_path: P
     completed = harness.run(timeout=30)
 
     assert completed.returncode == 2
-    assert "is not an executable file" in completed.stderr
+    assert f"--copilot {harness.cli} does not exist: " in completed.stderr
 
 
 @pytest.mark.parametrize(
     ("raw", "why"),
     [
-        ("['--allow-tool', 'shell(ls)']", "it uses single quotes"),
+        ("['--allow-tool', 'shell(ls)']", "JSON strings take double quotes, not single quotes"),
         ('["--allow-tool", "shell(ls)",]', "it has a trailing comma"),
         ('["--allow-tool", "shell(ls)", 3]', "element 3 is a number"),
     ],

@@ -193,7 +193,7 @@ def test_a_missing_sidecar_binary_is_a_usage_error(fault: FaultCase, harness: Ha
 
     assert ended.exit_code == 2, ended.stderr
     (error,) = _harness_errors(ended)
-    assert f"COPILOT_CLI_PATH {missing} is not an executable file" in error
+    assert f"COPILOT_CLI_PATH={missing} does not exist: " in error
     assert ended.stderr.strip() == error
     assert ended.stdout == ""
     assert not harness.state.exists()  # nothing was started or written

@@ -27,6 +27,11 @@ WIRE_APIS = ("completions", "responses")
 """What a provider's API may be, in the catalog and in COPILOT_PROVIDER_WIRE_API."""
 _HTTP_URL = re.compile(r"https?://[^/\s]+\S*")
 _SHOWN_MODELS = 8
+EXAMPLE = (
+    '{"providers": [{"name": "proxy", "type": "openai", "baseUrl": "http://api-proxy:10002"}], '
+    '"models": [{"id": "gpt-4.1", "provider": "proxy"}]}'
+)
+"""A complete catalog, shown when the given one is not JSON or not an object."""
 
 
 class CatalogError(ValueError):
@@ -90,7 +95,7 @@ def parse_catalog(raw: str | None) -> ProviderCatalog | None:
     if raw is None or not raw.strip():
         return None
     try:
-        value = json_object(raw, "providers and models")
+        value = json_object(raw, "providers and models", EXAMPLE)
     except ValueError as problem:
         raise _error(str(problem)) from None
     providers = tuple(

@@ -366,7 +366,7 @@ def read_prompt(path: Path, *, quote: Quote = _shorten) -> str:
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise PromptError(f"GH_AW_PROMPT file does not exist: {shown}") from None
+        raise PromptError(_missing_prompt(path, quote)) from None
     except OSError as error:
         raise PromptError(f"GH_AW_PROMPT file cannot be read: {shown}: {error.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
@@ -397,40 +397,125 @@ def read_prompt(path: Path, *, quote: Quote = _shorten) -> str:
     return text
 
 
+def _missing_prompt(path: Path, quote: Quote) -> str:
+    """Why the prompt file was not found, and the fix: a `~` nobody expanded, or a
+    relative path resolved against another directory than the user thought."""
+    text = str(path)
+    said = f"{contract.PROMPT.name} file does not exist: {quote(text, _PATH_CHARS)}"
+    if text.startswith("~"):
+        return f"{said}: {_unexpanded_home(text, quote)}"
+    if path.is_absolute():
+        return f"{said}: point it at the prompt file"
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed
+        return f"{said}: it is relative, and the driver's working directory is gone"
+    return (
+        f"{said}: a relative path is resolved against the driver's working directory "
+        f"{quote(cwd, _PATH_CHARS)} (tried {quote(os.path.join(cwd, text), _PATH_CHARS)}): "
+        "give an absolute path, or start the driver in the directory it is relative to"
+    )
+
+
+def _unexpanded_home(text: str, quote: Quote) -> str:
+    """The fix for a path starting with `~`: only a shell expands it, and not in quotes."""
+    said = "`~` is not expanded in environment variables (only an unquoted shell word expands it)"
+    if text == "~" or text.startswith("~/"):
+        fix = f"write {quote('$HOME' + text[1:], _PATH_CHARS)} instead"
+    else:
+        fix = "write the full path instead"
+    try:
+        expanded = os.path.expanduser(text)
+    except (KeyError, RuntimeError):  # no home directory to expand to
+        expanded = text
+    if expanded != text and os.path.exists(expanded):
+        fix += f" (the file is there: {quote(expanded, _PATH_CHARS)})"
+    return f"{said}: {fix}"
+
+
 def normalise_sdk_uri(raw: str, *, quote: Quote = _shorten) -> str:
     """Accept `PORT`, `HOST:PORT` and `http(s)://HOST:PORT[/]`; return `HOST:PORT`.
 
     A bare port means 127.0.0.1 (not `localhost`, which may resolve to ::1
-    while the sidecar listens on IPv4 only).
+    while the sidecar listens on IPv4 only). A refusal says what is missing
+    (the port, the brackets of an IPv6 address) in the form to write.
     """
     value = raw.strip()
     scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", value)
+    prefix = ""
     if scheme:
         if scheme.group(1).lower() not in ("http", "https"):
-            raise ValueError(f"unsupported scheme {scheme.group(1)!r}: use http://HOST:PORT")
+            raise ValueError(f"unsupported scheme {quote(scheme.group(1))!r}: use http://HOST:PORT")
+        prefix = value[: scheme.end()]
         value = value[scheme.end() :].rstrip("/")
         if "/" in value or "?" in value or "#" in value:
             raise ValueError("a path is not allowed: use http://HOST:PORT")
     if value.isdigit():
         return f"127.0.0.1:{_port(value, quote)}"
-    bracketed = re.fullmatch(r"\[([^\]]+)\]:([^:]*)", value)
+    bracketed = re.fullmatch(r"\[([^\]]+)\](?::([^:]*))?", value)
     if bracketed:
-        host, port = bracketed.group(1), bracketed.group(2)
-        try:
-            ipaddress.IPv6Address(host)
-        except ValueError:
-            raise ValueError(f"{quote(host)!r} is not an IPv6 address") from None
-        return f"[{host}]:{_port(port, quote)}"
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or ":" in host:
-        raise ValueError("expected PORT, HOST:PORT or http://HOST:PORT")
+        return _ipv6_address(bracketed.group(1), bracketed.group(2), prefix, quote)
+    if value.count(":") > 1:
+        raise ValueError(_unbracketed_ipv6(value, prefix, quote))
+    host, _, port = value.partition(":")
+    if not host:
+        raise ValueError(
+            "there is no host before `:`: write HOST:PORT, or the port alone for 127.0.0.1"
+        )
     if not re.fullmatch(r"[A-Za-z0-9.-]+", host):
         raise ValueError(f"{quote(host)!r} is not a host name or address")
+    if not port:
+        raise ValueError(
+            f"{quote(value)!r} has no port: write {prefix}{quote(host)}:PORT, with the port "
+            "the sidecar listens on"
+        )
     return f"{host}:{_port(port, quote)}"
 
 
+def _ipv6_address(host: str, port: str | None, prefix: str, quote: Quote) -> str:
+    """`[HOST]:PORT`, once HOST is an IPv6 address and the port is there."""
+    if not _is_ipv6(host):
+        raise ValueError(f"{quote(host)!r} is not an IPv6 address")
+    if not port:
+        raise ValueError(
+            f"[{quote(host)}] has no port: write {prefix}[{quote(host)}]:PORT, with the port "
+            "the sidecar listens on"
+        )
+    return f"[{host}]:{_port(port, quote)}"
+
+
+def _unbracketed_ipv6(value: str, prefix: str, quote: Quote) -> str:
+    """What to write for an IPv6 address with a port but without brackets."""
+    host, _, port = value.rpartition(":")
+    fixes = []
+    if _is_ipv6(host) and _is_port(port):
+        fixes.append(f"{prefix}[{quote(host)}]:{port}")
+    if _is_ipv6(value):
+        fixes.append(f"{prefix}[{quote(value)}]:PORT if all of it is the address")
+    if not fixes:
+        return f"{quote(value)!r} is not PORT, HOST:PORT or [IPv6]:PORT"
+    return (
+        f"{quote(value)!r}: an IPv6 address needs brackets around it before the port: "
+        f"write {' or '.join(fixes)}"
+    )
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_port(text: str) -> bool:
+    return len(text) <= 5 and text.isdigit() and 0 < int(text) <= 65535
+
+
 def _port(text: str, quote: Quote) -> int:
-    if not text.isdigit() or not 0 < int(text) <= 65535:
+    if not text:
+        raise ValueError("the port after `:` is missing: write HOST:PORT")
+    if not _is_port(text):
         raise ValueError(f"port {quote(text)!r} is not a number from 1 to 65535")
     return int(text)
 
@@ -553,7 +638,7 @@ def parse_provider(env: Mapping[str, str], *, quote: Quote = _shorten) -> Provid
             )
         return None
     if not re.match(r"^https?://[^/\s]+", base_url):
-        raise ValueError(f"COPILOT_PROVIDER_BASE_URL is not an http(s) URL: {quote(base_url)}")
+        raise ValueError(_not_an_http_url(base_url, quote))
     # Values are echoed as given (never lowercased): the redactor masks a
     # secret pasted into the wrong variable only in its exact spelling.
     if provider_type is not None and provider_type.lower() not in PROVIDER_TYPES:
@@ -572,6 +657,18 @@ def parse_provider(env: Mapping[str, str], *, quote: Quote = _shorten) -> Provid
     if api_key is not None:
         check_provider_key(api_key)
     return ProviderConfig(base_url=base_url, type=provider_type, wire_api=wire_api, api_key=api_key)
+
+
+def _not_an_http_url(base_url: str, quote: Quote) -> str:
+    """The fix for a base URL without its scheme: the URL with one, else the form."""
+    said = (
+        f"{contract.PROVIDER_BASE_URL.name} is not an http(s) URL: {quote(base_url, _PATH_CHARS)}"
+    )
+    if "://" in base_url or not re.match(r"[A-Za-z0-9\[]", base_url):
+        return f"{said}: write it as https://HOST/PATH, e.g. https://api.openai.com/v1"
+    local = re.match(r"(localhost|127\.|\[::1\])", base_url, re.IGNORECASE)
+    scheme = "http://" if local else "https://"
+    return f"{said}: it has no scheme: write {scheme}{quote(base_url, _PATH_CHARS)}"
 
 
 def check_provider_key(api_key: str) -> None:

@@ -72,6 +72,14 @@ CAPABILITY_TOOLS = {
 visible to the model. `cliProxy` adds none: its commands are reached through bash."""
 
 
+EXAMPLE = (
+    '{"version": 1, "capabilities": {"bash": true, "edit": false, "webFetch": false, '
+    '"webSearch": false, "mcp": false, "cliProxy": false}, '
+    '"permissions": {"allowedTools": ["read", "shell(git:*)"]}}'
+)
+"""A complete version-1 contract, shown when the given one is not JSON or not an object."""
+
+
 class ToolContractError(ValueError):
     """The contract cannot be used; the message says what is wrong and what to do."""
 
@@ -108,7 +116,7 @@ def parse_tool_contract(raw: str | None) -> ToolContract | None:
     if raw is None or not raw.strip():
         return None
     try:
-        value = json_object(raw, "version, capabilities and permissions")
+        value = json_object(raw, "version, capabilities and permissions", EXAMPLE)
     except ValueError as problem:
         raise _error(str(problem)) from None
     _check_version(value)

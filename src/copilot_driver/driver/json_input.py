@@ -5,16 +5,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from copilot_driver.permissions.config import json_syntax_problem
 
-def json_object(raw: str, keys: str) -> dict[str, Any]:
-    """`raw` as a JSON object. Raises ValueError with what is wrong, phrased to follow
-    the variable's name: "is not valid JSON (...)", "must be a JSON object with KEYS"."""
+
+def json_object(raw: str, keys: str, example: str) -> dict[str, Any]:
+    """`raw` as a JSON object. Raises ValueError with what is wrong (for a syntax error,
+    where and what was found) and a valid `example`, phrased to follow the variable's
+    name: "is not valid JSON: line 1 column 9: ...", "must be a JSON object with KEYS"."""
+    shown = f"a valid value looks like {example}"
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise ValueError(f"is not valid JSON ({error.msg} at character {error.pos})") from None
+        raise ValueError(f"is not valid JSON: {json_syntax_problem(raw, error)}; {shown}") from None
     except RecursionError:
-        raise ValueError("is nested too deeply") from None
+        raise ValueError(f"is nested too deeply; {shown}") from None
     if not isinstance(value, dict):
-        raise ValueError(f"must be a JSON object with {keys}")
+        raise ValueError(f"must be a JSON object with {keys}; {shown}")
     return value

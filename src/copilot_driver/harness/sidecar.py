@@ -28,11 +28,17 @@ from types import TracebackType
 from typing import IO
 
 from copilot_driver import processes
+from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
 from copilot_driver.redaction import Redactor
 
 PROVISIONED_CLI = Path(".cache/copilot-cli/node_modules/@github/copilot-linux-x64/copilot")
 """Where `make setup` puts the pinned CLI, relative to the repository root."""
 
+_INSTALL_ADVICE = (
+    f"install the tested Copilot CLI (`npm install -g @github/copilot@{RECOMMENDED_CLI_VERSION}`)"
+)
+_BINARY_IN_FOLDER = ("copilot", "bin/copilot")
+"""Where a folder given instead of the binary may hold it (an npm prefix has bin/)."""
 _READY_LINE = re.compile(r"listening on port (\d+)")
 _TAIL_LINES = 40
 
@@ -49,45 +55,81 @@ def locate_copilot_cli(
     explicit: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
 ) -> Path:
     """The copilot binary: `explicit`, else COPILOT_CLI_PATH, else the one
-    `make setup` provisioned, else `copilot` on PATH."""
+    `make setup` provisioned, else `copilot` on PATH. Raises SidecarError, naming
+    what is wrong with a path the user gave, or what to install."""
     env = os.environ if env is None else env
     # A path the user named must be right: never silently run another binary.
-    for name, named in (
-        ("the explicit path", explicit),
-        ("COPILOT_CLI_PATH", env.get("COPILOT_CLI_PATH")),
+    for given, named in (
+        (f"--copilot {explicit}", explicit),
+        (f"COPILOT_CLI_PATH={env.get('COPILOT_CLI_PATH')}", env.get("COPILOT_CLI_PATH")),
     ):
         if named:
-            if not (Path(named).is_file() and os.access(named, os.X_OK)):
-                raise SidecarError(f"{name} {named} is not an executable file")
+            problem = _binary_problem(Path(named))
+            if problem:
+                raise SidecarError(f"{given} {problem}")
             return Path(named)
-    candidates: list[tuple[str, Path | None]] = [
-        ("the explicit path", Path(explicit) if explicit else None),
-        (
-            "COPILOT_CLI_PATH",
-            Path(env["COPILOT_CLI_PATH"]) if env.get("COPILOT_CLI_PATH") else None,
-        ),
-        ("the binary provisioned by `make setup`", _provisioned_cli()),
-    ]
+    provisioned = _provisioned_cli()
+    if provisioned is not None and not _binary_problem(provisioned):
+        return provisioned
     on_path = shutil.which("copilot", path=env.get("PATH"))
-    candidates.append(("`copilot` on PATH", Path(on_path) if on_path else None))
-    for _, path in candidates:
-        if path is not None and path.is_file() and os.access(path, os.X_OK):
-            return path
-    tried = "; ".join(
-        f"{name}: {path if path is not None else 'not set'}" for name, path in candidates
-    )
-    raise SidecarError(f"no Copilot CLI binary found (tried {tried}); run `make setup`")
+    if on_path:
+        return Path(on_path)
+    raise SidecarError(_no_cli_found(provisioned))
+
+
+def _binary_problem(path: Path) -> str:
+    """What stops `path` from running as the copilot binary, with the fix; "" if nothing."""
+    if path.is_dir():
+        inside = next((found for found in _BINARY_IN_FOLDER if _is_executable(path / found)), None)
+        if inside is not None:
+            return f"is a directory: use the binary inside it, {path / inside}"
+        return "is a directory: give the path of the `copilot` binary itself"
+    if not path.exists():
+        return (
+            f"does not exist: correct the path, or {_INSTALL_ADVICE} and give the path of "
+            "its `copilot`"
+        )
+    if not path.is_file():
+        return "is not a regular file: give the path of the `copilot` binary"
+    if not os.access(path, os.X_OK):
+        return f"is not executable: make it executable (`chmod +x {path}`)"
+    return ""
 
 
 def _provisioned_cli() -> Path | None:
-    """The provisioned binary, looked up from the source tree of an editable install."""
+    """Where `make setup` puts the binary in this package's source checkout (an editable
+    install), or None when the package runs from anywhere else (an installed wheel)."""
     for root in Path(__file__).resolve().parents:
         candidate = root / PROVISIONED_CLI
-        if candidate.exists():
-            return candidate
-        if (root / "pyproject.toml").exists():
+        if candidate.exists() or _is_this_project(root / "pyproject.toml"):
             return candidate
     return None
+
+
+def _is_this_project(pyproject: Path) -> bool:
+    """`pyproject` is this package's own, not that of a project it is installed into."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(r'^name\s*=\s*"copilot-driver"\s*$', text, re.MULTILINE) is not None
+
+
+def _is_executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _no_cli_found(provisioned: Path | None) -> str:
+    """Every place looked in, then what to install; `make setup` only in a source checkout."""
+    tried = ["no --copilot", "no COPILOT_CLI_PATH", "no `copilot` on PATH"]
+    fix = (
+        f"{_INSTALL_ADVICE}, or give the path of a `copilot` binary with --copilot PATH or "
+        "COPILOT_CLI_PATH"
+    )
+    if provisioned is not None:
+        tried.insert(2, f"nothing runnable at {provisioned}")
+        fix += "; in this source checkout, `make setup` provisions it there"
+    return f"no Copilot CLI found ({', '.join(tried)}): {fix}"
 
 
 class Sidecar:

@@ -26,7 +26,6 @@ rule matches.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -39,6 +38,22 @@ _EXPLICIT_KEYS = frozenset({"allowAllTools", "allowedTools", "deniedTools"})
 POLICY_VALUE_FLAGS = ("--allow-tool", "--deny-tool")
 """The policy's flags that take the next argument as their value, whatever it looks like."""
 _SERVER_ARGS_EXAMPLE = '["--allow-tool","shell(git:*)","--allow-tool","write"]'
+EXPLICIT_EXAMPLE = (
+    '{"allowAllTools": false, "allowedTools": ["read", "shell(git status:*)"], '
+    '"deniedTools": ["shell(rm:*)"]}'
+)
+"""A valid GH_AW_COPILOT_SDK_PERMISSIONS, shown when the given one cannot be read."""
+_JSON_PROBLEMS = {
+    "Expecting value": "expected a value",
+    "Expecting property name enclosed in double quotes": "expected a key in double quotes",
+    "Expecting ',' delimiter": "expected `,` or a closing bracket",
+    "Expecting ':' delimiter": "expected `:` after the key",
+    "Unterminated string starting at": "a string starts here and is never closed",
+    "Extra data": "expected nothing more after the value",
+    "Invalid control character at": "a raw tab or line break inside a string (write \\t or \\n)",
+    "Invalid \\escape": "an invalid backslash escape",
+}
+"""The json module's messages, said in plain words."""
 
 Mode = Literal["allow-all", "unrestricted", "scoped"]
 
@@ -105,20 +120,25 @@ def parse_explicit(raw: str) -> PermissionConfig:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{EXPLICIT_VARIABLE} is not valid JSON ({error.msg})") from None
+        raise ValueError(
+            f"{EXPLICIT_VARIABLE} is not valid JSON: {json_syntax_problem(raw, error)}; "
+            f"a valid value looks like {EXPLICIT_EXAMPLE}"
+        ) from None
     except RecursionError:
-        raise ValueError(f"{EXPLICIT_VARIABLE} is nested too deeply") from None
+        raise ValueError(
+            f"{EXPLICIT_VARIABLE} is nested too deeply; a valid value looks like {EXPLICIT_EXAMPLE}"
+        ) from None
     if not isinstance(value, dict):
         raise ValueError(
-            f"{EXPLICIT_VARIABLE} must be a JSON object "
-            '{"allowAllTools": bool, "allowedTools": [str, ...]}'
+            f"{EXPLICIT_VARIABLE} is {_json_type(value)}, not a JSON object; a valid value "
+            f"looks like {EXPLICIT_EXAMPLE}"
         )
     unknown = sorted(_quoted(key) for key in value if key not in _EXPLICIT_KEYS)
     if unknown:
         shown = ", ".join(unknown[:3]) + (", ..." if len(unknown) > 3 else "")
         raise ValueError(
-            f"{EXPLICIT_VARIABLE} has unknown key(s) {shown}: "
-            "only allowAllTools and allowedTools are understood"
+            f"{EXPLICIT_VARIABLE} has unknown key(s) {shown}: only allowAllTools, "
+            "allowedTools and deniedTools are understood"
         )
     allow_all = value.get("allowAllTools", False)
     if not isinstance(allow_all, bool):
@@ -210,15 +230,47 @@ def _problem(what: str) -> str:
 
 
 def _not_json(raw: str, error: json.JSONDecodeError) -> str:
-    """What is wrong with text that is not JSON, in the terms of the usual mistakes."""
-    text = raw.strip()
-    if "'" in text and '"' not in text:
-        hint = "it uses single quotes (JSON strings take double quotes)"
-    elif re.search(r",\s*\]\s*$", text):
-        hint = "it has a trailing comma before `]`"
-    else:
-        hint = f"{error.msg} at character {error.pos + 1}"
-    return _problem(f"is not valid JSON: {hint}")
+    return _problem(f"is not valid JSON: {json_syntax_problem(raw, error)}")
+
+
+def json_syntax_problem(raw: str, error: json.JSONDecodeError) -> str:
+    """Where `raw` stops being JSON, what is there, and the usual mistake when it is one:
+    "line 1 column 9: expected a value, found `]`; it has a trailing comma before `]`..."."""
+    what = _JSON_PROBLEMS.get(error.msg, error.msg.removesuffix(" at"))
+    found = _found_at(raw, error.pos)
+    mistake = _json_mistake(raw, error)
+    said = f"line {error.lineno} column {error.colno}: {what}, found {found}"
+    return f"{said}; {mistake}" if mistake else said
+
+
+def _found_at(raw: str, pos: int) -> str:
+    """The character at `pos`, in words when it is not visible (never more than one:
+    the text may hold a secret pasted by mistake)."""
+    if pos >= len(raw):
+        return "the end of the text"
+    char = raw[pos]
+    names = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", " ": "a space"}
+    if char in names:
+        return names[char]
+    return f"`{char}`" if char.isprintable() and char != "`" else repr(char)
+
+
+def _json_mistake(raw: str, error: json.JSONDecodeError) -> str:
+    """The usual mistake behind a JSON error at `error.pos`, or ""."""
+    pos = error.pos
+    here = raw[pos] if pos < len(raw) else ""
+    before = raw[:pos].rstrip()[-1:]
+    after = raw[pos + 1 :].lstrip()[:1]
+    if here == "'":
+        return "JSON strings take double quotes, not single quotes"
+    if (before == "," and here in ("]", "}")) or (here == "," and after in ("]", "}")):
+        closing = here if here in ("]", "}") else after
+        return f"it has a trailing comma before `{closing}`: remove that comma"
+    if here and error.msg.startswith("Expecting property name") and here.isalpha():
+        return 'keys take double quotes, e.g. {"key": ...}'
+    if not here:
+        return "the text ends early: close every bracket and string"
+    return ""
 
 
 def _json_type(value: object) -> str:

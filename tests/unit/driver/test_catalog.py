@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from copilot_driver.driver.catalog import CatalogError, Model, parse_catalog
+from copilot_driver.driver.catalog import EXAMPLE, CatalogError, Model, parse_catalog
 from copilot_driver.driver.config import ConfigError, load_config
 
 PROXY = {"name": "copilot", "type": "openai", "baseUrl": "http://127.0.0.1:10002"}
@@ -70,6 +70,20 @@ def test_a_catalog_is_read_whole() -> None:
 )
 def test_an_incomplete_catalog_is_refused(value: Any, says: str) -> None:
     assert says in refused(value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        ('{"providers": [],}', "line 1 column 18: expected a key in double quotes, found `}`"),
+        ("{nope", "line 1 column 2: expected a key in double quotes, found `n`"),
+    ],
+)
+def test_unreadable_json_says_where_and_shows_a_valid_catalog(raw: str, where: str) -> None:
+    message = refused(raw)
+    assert where in message
+    assert f"a valid value looks like {EXAMPLE}" in message
+    assert parse_catalog(EXAMPLE) is not None
 
 
 def test_model_forms_resolve_to_the_provider_and_id_the_catalog_serves() -> None:

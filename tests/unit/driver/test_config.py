@@ -397,6 +397,67 @@ def test_prompt_file_that_does_not_exist(env: dict[str, str], tmp_path: Path) ->
     assert "nope.txt" in problem
 
 
+def test_prompt_path_with_a_tilde_says_it_is_not_expanded(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    env["GH_AW_PROMPT"] = "~/prompts/task.md"
+    problem = _only_problem(env, tmp_path)
+    assert "`~` is not expanded in environment variables" in problem
+    assert "write $HOME/prompts/task.md instead" in problem
+    assert "the file is there" not in problem  # it is nowhere
+
+
+def test_prompt_path_with_a_tilde_shows_where_the_file_is(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "task.md").write_text("Say hello.\n", encoding="utf-8")
+    env["GH_AW_PROMPT"] = "~/task.md"
+    problem = _only_problem(env, tmp_path)
+    assert f"write $HOME/task.md instead (the file is there: {tmp_path / 'task.md'})" in problem
+
+
+def test_prompt_path_with_another_users_tilde_asks_for_the_full_path(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["GH_AW_PROMPT"] = "~no-such-user-here/task.md"
+    problem = _only_problem(env, tmp_path)
+    assert "`~` is not expanded" in problem
+    assert "write the full path instead" in problem
+
+
+def test_prompt_path_with_a_tilde_never_echoes_a_secret(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["GH_AW_PROMPT"] = f"~/{TOKEN}"
+    problem = _only_problem(env, tmp_path)
+    assert "write $HOME/" in problem
+    assert TOKEN not in problem
+
+
+def test_relative_prompt_path_names_the_directory_it_was_resolved_against(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    env["GH_AW_PROMPT"] = "prompts/task.md"
+    problem = _only_problem(env, tmp_path)
+    assert f"the driver's working directory {tmp_path} " in problem
+    assert f"(tried {tmp_path / 'prompts' / 'task.md'})" in problem
+    assert "give an absolute path" in problem
+
+
+def test_absolute_prompt_path_that_does_not_exist_names_no_directory(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["GH_AW_PROMPT"] = str(tmp_path / "nope.txt")
+    problem = _only_problem(env, tmp_path)
+    assert (
+        problem
+        == f"GH_AW_PROMPT file does not exist: {tmp_path / 'nope.txt'}: point it at the prompt file"
+    )
+
+
 def test_prompt_path_is_a_directory(env: dict[str, str], tmp_path: Path) -> None:
     env["GH_AW_PROMPT"] = str(tmp_path)
     problem = _only_problem(env, tmp_path)
@@ -547,6 +608,29 @@ def test_normalise_sdk_uri_rejects(raw: str) -> None:
         normalise_sdk_uri(raw)
 
 
+@pytest.mark.parametrize(
+    ("raw", "fix"),
+    [
+        ("localhost", "'localhost' has no port: write localhost:PORT"),
+        ("localhost:", "'localhost:' has no port: write localhost:PORT"),
+        ("http://127.0.0.1", "'127.0.0.1' has no port: write http://127.0.0.1:PORT"),
+        ("https://sidecar/", "'sidecar' has no port: write https://sidecar:PORT"),
+        ("[::1]", "[::1] has no port: write [::1]:PORT"),
+        ("http://[::1]:", "[::1] has no port: write http://[::1]:PORT"),
+        ("::1:8080", "an IPv6 address needs brackets around it before the port: write [::1]:8080"),
+        ("http://fe80::2:80", "write http://[fe80::2]:80"),
+        ("::1", "write [::1]:PORT if all of it is the address"),
+        (":80", "there is no host before `:`: write HOST:PORT, or the port alone"),
+        ("a:b:c", "'a:b:c' is not PORT, HOST:PORT or [IPv6]:PORT"),
+        ("host:99999", "port '99999' is not a number from 1 to 65535"),
+    ],
+)
+def test_an_sdk_uri_without_its_port_or_brackets_says_what_to_write(raw: str, fix: str) -> None:
+    with pytest.raises(ValueError, match=r"\S") as caught:
+        normalise_sdk_uri(raw)
+    assert fix in str(caught.value)
+
+
 def test_invalid_sdk_uri_is_a_config_problem(env: dict[str, str], tmp_path: Path) -> None:
     env["COPILOT_SDK_URI"] = "ftp://x:1"
     problem = _only_problem(env, tmp_path)
@@ -570,6 +654,18 @@ def test_normalise_sdk_uri_returns_host_port_or_raises_value_error(raw: str) -> 
     assert port.isascii()
     assert port.isdigit()
     assert 1 <= int(port) <= 65535
+
+
+@given(st.text())
+def test_an_sdk_uri_refusal_is_one_bounded_line(raw: str) -> None:
+    try:
+        normalise_sdk_uri(raw)
+    except ValueError as error:
+        said = str(error)
+    else:
+        return
+    assert len(said) <= 300
+    assert "\n" not in said
 
 
 @given(st.integers(min_value=1, max_value=65535))
@@ -690,6 +786,34 @@ def test_provider_non_http_base_url(env: dict[str, str], tmp_path: Path, url: st
 
 
 @pytest.mark.parametrize(
+    ("url", "fix"),
+    [
+        ("api.openai.com/v1", "it has no scheme: write https://api.openai.com/v1"),
+        ("localhost:8080/v1", "it has no scheme: write http://localhost:8080/v1"),
+        ("127.0.0.1:8080", "it has no scheme: write http://127.0.0.1:8080"),
+        ("ftp://x", "write it as https://HOST/PATH, e.g. https://api.openai.com/v1"),
+        ("/v1", "write it as https://HOST/PATH, e.g. https://api.openai.com/v1"),
+    ],
+)
+def test_provider_base_url_without_a_scheme_suggests_one(
+    env: dict[str, str], tmp_path: Path, url: str, fix: str
+) -> None:
+    env["COPILOT_PROVIDER_BASE_URL"] = url
+    problem = _only_problem(env, tmp_path)
+    assert problem.endswith(fix)
+
+
+def test_provider_base_url_suggestion_never_echoes_the_key(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["COPILOT_PROVIDER_BASE_URL"] = f"models.example/v1?key={API_KEY}"
+    env["COPILOT_PROVIDER_API_KEY"] = API_KEY
+    problem = _only_problem(env, tmp_path)
+    assert "write https://models.example/v1?key=" in problem
+    assert API_KEY not in problem
+
+
+@pytest.mark.parametrize(
     "extra",
     [
         {"COPILOT_PROVIDER_TYPE": "openai"},
@@ -803,9 +927,21 @@ def test_notices_accumulate_in_order(env: dict[str, str], tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("raw", "why"),
     [
-        ('["--allow-tool", "shell(ls)"', "is not valid JSON: Expecting ',' delimiter"),
-        ("['--allow-tool', 'shell(ls)']", "is not valid JSON: it uses single quotes"),
-        ('["--allow-tool", "shell(ls)",]', "is not valid JSON: it has a trailing comma"),
+        (
+            '["--allow-tool", "shell(ls)"',
+            "is not valid JSON: line 1 column 29: expected `,` or a closing bracket, "
+            "found the end of the text",
+        ),
+        (
+            "['--allow-tool', 'shell(ls)']",
+            "is not valid JSON: line 1 column 2: expected a value, found `'`; JSON strings "
+            "take double quotes, not single quotes",
+        ),
+        (
+            '["--allow-tool", "shell(ls)",]',
+            "is not valid JSON: line 1 column 30: expected a value, found `]`; it has a "
+            "trailing comma before `]`: remove that comma",
+        ),
         ('{"allowedTools": ["shell(ls)"]}', "is an object, not a JSON array of strings"),
         ('["--allow-tool", 7]', "is not a JSON array of strings: element 2 is a number"),
         ('["--allow-tool", null]', "is not a JSON array of strings: element 2 is null"),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from copilot_driver.driver.config import ConfigError, load_config
-from copilot_driver.driver.contract import ToolContractError, parse_tool_contract
+from copilot_driver.driver.contract import EXAMPLE, ToolContractError, parse_tool_contract
 
 NO_CAPABILITIES = {
     "bash": False,
@@ -87,6 +87,21 @@ def test_a_valid_contract_is_read_whole() -> None:
 )
 def test_unreadable_json_is_refused(raw: str, says: str) -> None:
     assert says in refused(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        ('{"version": 1,}', "line 1 column 15: expected a key in double quotes, found `}`"),
+        ("{'version': 1}", "line 1 column 2: expected a key in double quotes, found `'`"),
+        ('{"version":\n 1 2}', "line 2 column 4: expected `,` or a closing bracket, found `2`"),
+    ],
+)
+def test_unreadable_json_says_where_and_shows_a_valid_contract(raw: str, where: str) -> None:
+    message = refused(raw)
+    assert where in message
+    assert f"a valid value looks like {EXAMPLE}" in message
+    assert parse_tool_contract(EXAMPLE) is not None
 
 
 # -- version ----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import pytest
 from pytest_subprocess import FakeProcess
 from pytest_subprocess.fake_popen import FakePopen
 
+from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
 from copilot_driver.harness import sidecar as sidecar_module
 from copilot_driver.harness.sidecar import (
     PROVISIONED_CLI,
@@ -341,39 +342,101 @@ def test_non_executable_on_path_is_not_chosen(tmp_path: Path, no_provisioned: Pa
         locate_copilot_cli(None, env={"PATH": str(plain.parent)})
 
 
-def test_nothing_found_names_every_source(tmp_path: Path, no_provisioned: Path) -> None:
+def test_nothing_found_names_every_source_and_what_to_install(
+    tmp_path: Path, no_provisioned: Path
+) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(SidecarError) as caught:
         locate_copilot_cli(None, env={"PATH": str(empty)})
     message = str(caught.value)
-    assert "the explicit path" in message
-    assert "COPILOT_CLI_PATH" in message
-    assert "make setup" in message
-    assert "`copilot` on PATH" in message
-    assert str(no_provisioned) in message
+    assert message.startswith(
+        f"no Copilot CLI found (no --copilot, no COPILOT_CLI_PATH, nothing runnable at "
+        f"{no_provisioned}, no `copilot` on PATH): "
+    )
+    assert f"`npm install -g @github/copilot@{RECOMMENDED_CLI_VERSION}`" in message
+    assert "with --copilot PATH or COPILOT_CLI_PATH" in message
+    assert "in this source checkout, `make setup` provisions it there" in message
+    assert "not set" not in message
+
+
+def test_nothing_found_outside_a_source_checkout_never_mentions_make_setup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sidecar_module, "_provisioned_cli", lambda: None)
+    with pytest.raises(SidecarError) as caught:
+        locate_copilot_cli(None, env={"PATH": str(tmp_path)})
+    message = str(caught.value)
+    assert "make setup" not in message
+    assert "(no --copilot, no COPILOT_CLI_PATH, no `copilot` on PATH)" in message
+    assert f"npm install -g @github/copilot@{RECOMMENDED_CLI_VERSION}" in message
+
+
+def test_a_source_checkout_is_this_project_not_any_with_a_pyproject(tmp_path: Path) -> None:
+    ours = tmp_path / "ours" / "pyproject.toml"
+    ours.parent.mkdir()
+    ours.write_text('[project]\nname = "copilot-driver"\n', encoding="utf-8")
+    theirs = tmp_path / "theirs" / "pyproject.toml"
+    theirs.parent.mkdir()
+    theirs.write_text('[project]\nname = "their-app"\n', encoding="utf-8")
+    assert sidecar_module._is_this_project(ours)
+    assert not sidecar_module._is_this_project(theirs)
+    assert not sidecar_module._is_this_project(tmp_path / "none" / "pyproject.toml")
 
 
 def test_a_named_binary_that_does_not_exist_is_an_error_not_a_fallback(
     tmp_path: Path, no_provisioned: Path
 ) -> None:
     """A path the user named must be right: never silently run another binary."""
-    on_path = tmp_path / "bin" / "copilot"
-    on_path.parent.mkdir()
-    on_path.write_text("#!/bin/sh\n")
-    on_path.chmod(0o755)
+    on_path = make_executable(tmp_path / "bin")
     missing_explicit = tmp_path / "nope" / "copilot"
     missing_env = tmp_path / "also-nope" / "copilot"
     env = {"COPILOT_CLI_PATH": str(missing_env), "PATH": str(on_path.parent)}
 
-    with pytest.raises(
-        SidecarError, match=r"the explicit path .* is not an executable file"
-    ) as caught:
+    with pytest.raises(SidecarError) as caught:
         locate_copilot_cli(missing_explicit, env=env)
-    assert str(missing_explicit) in str(caught.value)
+    assert str(caught.value).startswith(f"--copilot {missing_explicit} does not exist: ")
+    assert f"npm install -g @github/copilot@{RECOMMENDED_CLI_VERSION}" in str(caught.value)
 
-    with pytest.raises(
-        SidecarError, match=r"COPILOT_CLI_PATH .* is not an executable file"
-    ) as caught:
+    with pytest.raises(SidecarError) as caught:
         locate_copilot_cli(None, env=env)
-    assert str(missing_env) in str(caught.value)
+    assert str(caught.value).startswith(f"COPILOT_CLI_PATH={missing_env} does not exist: ")
+
+
+def test_a_named_directory_holding_the_binary_suggests_its_path(
+    tmp_path: Path, no_provisioned: Path
+) -> None:
+    binary = make_executable(tmp_path / "prefix" / "bin")
+    for folder in (binary.parent, binary.parent.parent):
+        with pytest.raises(SidecarError) as caught:
+            locate_copilot_cli(None, env={"COPILOT_CLI_PATH": str(folder)})
+        assert str(caught.value) == (
+            f"COPILOT_CLI_PATH={folder} is a directory: use the binary inside it, {binary}"
+        )
+
+
+def test_a_named_directory_without_the_binary_asks_for_the_binary(
+    tmp_path: Path, no_provisioned: Path
+) -> None:
+    with pytest.raises(SidecarError) as caught:
+        locate_copilot_cli(tmp_path, env={})
+    assert str(caught.value) == (
+        f"--copilot {tmp_path} is a directory: give the path of the `copilot` binary itself"
+    )
+
+
+def test_a_named_file_that_is_not_executable_suggests_chmod(
+    tmp_path: Path, no_provisioned: Path
+) -> None:
+    plain = make_executable(tmp_path / "bin")
+    plain.chmod(0o644)
+    with pytest.raises(SidecarError) as caught:
+        locate_copilot_cli(plain, env={})
+    assert str(caught.value) == (
+        f"--copilot {plain} is not executable: make it executable (`chmod +x {plain}`)"
+    )
+
+
+def test_a_named_device_is_not_a_regular_file(no_provisioned: Path) -> None:
+    with pytest.raises(SidecarError, match=r"^--copilot /dev/null is not a regular file: "):
+        locate_copilot_cli("/dev/null", env={})

@@ -6,9 +6,12 @@ GITHUB_ACTIONS).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from copilot_driver.driver.config import (
     DEFAULT_MAX_TOOL_DENIALS,
@@ -17,10 +20,12 @@ from copilot_driver.driver.config import (
     parse_max_tool_denials,
 )
 from copilot_driver.permissions.config import (
+    EXPLICIT_EXAMPLE,
     EXPLICIT_VARIABLE,
     SERVER_ARGS_VARIABLE,
     PermissionConfig,
     ServerArgsError,
+    json_syntax_problem,
     parse_explicit,
     parse_server_args,
     read_server_args,
@@ -101,10 +106,13 @@ def test_server_args_without_allow_or_deny_flags_is_no_configuration(raw: str | 
 @pytest.mark.parametrize(
     ("raw", "why"),
     [
-        ("not json", "is not valid JSON: Expecting value at character 1"),
-        ("[", "is not valid JSON: Expecting value at character 2"),
-        ("['--allow-all-tools']", "is not valid JSON: it uses single quotes"),
-        ('["--allow-all-tools",]', "is not valid JSON: it has a trailing comma"),
+        ("not json", "is not valid JSON: line 1 column 1: expected a value, found `n`"),
+        ("[", "is not valid JSON: line 1 column 2: expected a value, found the end of the text"),
+        ("['--allow-all-tools']", "JSON strings take double quotes, not single quotes"),
+        (
+            '["--allow-all-tools",]',
+            "line 1 column 22: expected a value, found `]`; it has a trailing comma",
+        ),
         ('{"allowAllTools": true}', "is an object, not a JSON array of strings"),
         ('"--allow-all-tools"', "is a string, not a JSON array of strings"),
         ("42", "is a number, not a JSON array of strings"),
@@ -227,11 +235,11 @@ def test_explicit_without_rules_is_unrestricted(raw: str) -> None:
     [
         ("not json", "not valid JSON"),
         ("{", "not valid JSON"),
-        ("[]", "must be a JSON object"),
-        ('["read"]', "must be a JSON object"),
-        ('"read"', "must be a JSON object"),
-        ("null", "must be a JSON object"),
-        ("true", "must be a JSON object"),
+        ("[]", "not a JSON object"),
+        ('["read"]', "not a JSON object"),
+        ('"read"', "not a JSON object"),
+        ("null", "not a JSON object"),
+        ("true", "not a JSON object"),
         ('{"allowAllTools": "true"}', "allowAllTools"),
         ('{"allowAllTools": 1}', "allowAllTools"),
         ('{"allowAllTools": null}', "allowAllTools"),
@@ -477,3 +485,82 @@ def test_a_policy_flag_followed_by_a_flag_is_refused(args: list[str]) -> None:
     guesses which was meant."""
     with pytest.raises(ServerArgsError, match="a flag, not a rule"):
         read_server_args(json.dumps(args))
+
+
+# --- JSON syntax errors: where, what was found, the usual mistake ---------------------------
+
+
+def _syntax_problem(raw: str) -> str:
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads(raw)
+    return json_syntax_problem(raw, caught.value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (
+            '{"allowedTools": ["read"],}',
+            "line 1 column 27: expected a key in double quotes, found `}`; it has a trailing "
+            "comma before `}`: remove that comma",
+        ),
+        ("['read']", "line 1 column 2: expected a value, found `'`; JSON strings take double"),
+        ("{allowedTools: []}", "found `a`; keys take double quotes"),
+        ('{"allowedTools": ["read"]', "found the end of the text; the text ends early"),
+        ('{"allowedTools":\n  ["read",\n]}', "line 3 column 1: expected a value, found `]`"),
+        ('{"a": 1} x', "line 1 column 10: expected nothing more after the value, found `x`"),
+        ('{"a": "b', 'line 1 column 7: a string starts here and is never closed, found `"`'),
+        ('{"a" 1}', "line 1 column 6: expected `:` after the key, found `1`"),
+        ('["a" "b"]', 'line 1 column 6: expected `,` or a closing bracket, found `"`'),
+        ('["a\tb"]', "a raw tab or line break inside a string (write \\t or \\n), found a tab"),
+        ('["\\q"]', "line 1 column 3: an invalid backslash escape, found `\\`"),
+    ],
+)
+def test_a_json_syntax_error_says_where_and_what_was_found(raw: str, said: str) -> None:
+    assert said in _syntax_problem(raw)
+
+
+@given(st.text(max_size=80))
+def test_any_json_error_is_placed_inside_the_text(raw: str) -> None:
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as error:
+        problem = json_syntax_problem(raw, error)
+    else:
+        return
+    where = re.match(r"line (\d+) column (\d+): ", problem)
+    assert where is not None, problem
+    line, column = int(where.group(1)), int(where.group(2))
+    lines = raw.split("\n")
+    assert 1 <= line <= len(lines)
+    assert 1 <= column <= len(lines[line - 1]) + 1
+    assert ", found " in problem
+
+
+@given(st.text(min_size=20, max_size=40, alphabet=st.characters(codec="ascii")))
+def test_a_json_error_shows_one_character_of_the_text_at_most(secret: str) -> None:
+    """A secret pasted into a JSON variable by mistake is never echoed by the position."""
+    raw = "[" + secret
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as error:
+        problem = json_syntax_problem(raw, error)
+    else:
+        return
+    found = problem.split(", found ", 1)[1].split(";")[0]
+    assert len(found) < len(secret)  # one character, or a few words for an invisible one
+
+
+@pytest.mark.parametrize(
+    "raw", ['{"allowedTools": ["read"],}', "{'allowedTools': ['read']}", "[", '"read"']
+)
+def test_an_unreadable_explicit_policy_shows_a_valid_value(raw: str) -> None:
+    with pytest.raises(ValueError, match=EXPLICIT_VARIABLE) as caught:
+        parse_explicit(raw)
+    assert str(caught.value).endswith(f"a valid value looks like {EXPLICIT_EXAMPLE}")
+    assert parse_explicit(EXPLICIT_EXAMPLE).mode == "scoped"
+
+
+def test_the_unknown_key_error_lists_every_key_understood() -> None:
+    with pytest.raises(ValueError, match="only allowAllTools, allowedTools and deniedTools"):
+        parse_explicit('{"deniedTool": ["write"]}')

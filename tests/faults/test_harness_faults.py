@@ -172,6 +172,13 @@ def _harness_errors(ended: Ended) -> list[str]:
     return [line for line in ended.stderr.splitlines() if line.startswith(HARNESS_PREFIX)]
 
 
+def _driver_error_echoed(ended: Ended) -> list[str]:
+    """What the harness adds when the driver failed: the driver's own error, once (its
+    fix follows on a line of its own)."""
+    (error,) = [e for e in parse_log(ended.stderr) if e["event"] == "error"]
+    return [f"{HARNESS_PREFIX}{error['message']}"]
+
+
 def _events(harness: HarnessRun) -> list[dict[str, object]]:
     (events_file,) = harness.state.glob("*/events.jsonl")
     assert (events_file.parent / "sidecar.log").is_file(), "the sidecar log is not kept"
@@ -218,7 +225,10 @@ def test_a_sidecar_that_exits_at_start_fails_with_its_output(
     assert "the Copilot CLI sidecar could not start" in error
     assert "exited with status 1 before listening" in error
     assert "fatal: cannot bind" in ended.stderr  # its output is quoted
-    assert parse_log(ended.stderr) == []  # the driver never ran
+    # The driver, started beside the sidecar, never connected: it gave up when told.
+    entries = parse_log(ended.stderr)
+    assert not [e for e in entries if e["event"] in ("client.started", "session.created")]
+    assert [e["errorKind"] for e in entries if e["event"] == "error"] == ["sidecar_unreachable"]
     fault.check_clean(ended)
 
 
@@ -280,7 +290,7 @@ def test_a_sidecar_frozen_mid_turn_under_the_harness(
 
     # The sidecar did not exit: the harness returns the driver's status.
     fault.check(ended, exit_code=1, error_kind="sidecar_lost", mentions=["127.0.0.1:"])
-    assert _harness_errors(ended) == []
+    assert _harness_errors(ended) == _driver_error_echoed(ended)
     assert any(record["type"] == "user.message" for record in _events(harness))
 
 
@@ -297,7 +307,7 @@ def test_sigterm_to_the_harness_mid_turn_stops_everything(
 
     # The driver's own status (128 + SIGTERM) after its own cleanup.
     fault.check(ended, exit_code=128 + signal.SIGTERM, error_kind="interrupted")
-    assert _harness_errors(ended) == []
+    assert _harness_errors(ended) == _driver_error_echoed(ended)
     types = [record["type"] for record in _events(harness)]
     assert "user.message" in types
     assert "abort" in types  # the driver aborted the turn before it disconnected

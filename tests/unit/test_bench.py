@@ -74,6 +74,7 @@ def test_targets_are_checked_against_their_bounds() -> None:
         "sink": {"events_per_s": 60_000.0},
         "policy": {"decision_us": 60.0},
         "long_commands": {"slowest_64kib_ms": 12.0, "growth": 40.0},
+        "harness": {"whole_to_sequential": 0.93},
     }
     checked = bench._check_targets(results)
     assert checked["plain_wall_ms"]["met"]
@@ -83,3 +84,4 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert not checked["decision_us"]["met"]
     assert checked["long_command_ms"]["met"]
     assert not checked["long_command_growth"]["met"]
+    assert checked["harness_whole_to_sequential"]["met"]

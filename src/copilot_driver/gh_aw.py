@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Write the driver file a gh-aw workflow names as its engine driver.",
     )
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
-    parser.add_argument("--version", action="version", version=f"copilot-driver {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = parser.parse_args(argv)
     if args.path.name == "copilot_driver.py":
         parser.error("name the file anything but copilot_driver.py: it would hide the package")

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from copilot_driver import __version__
 from copilot_driver.env import PERMISSIONS
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.permissions.config import parse_explicit
@@ -318,6 +319,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m copilot_driver.github_action",
         description="Read the copilot-driver GitHub Action's inputs (see docs/github-action.md).",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     policy = commands.add_parser("policy", help=f"the JSON value of {PERMISSIONS.name}")
     prompt = commands.add_parser("prompt", help="the path of the prompt file")

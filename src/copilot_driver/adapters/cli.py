@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from copilot_driver import __version__
 from copilot_driver.adapters._extra import missing_extra
 from copilot_driver.adapters.core.agent_events import AgentEvent
 from copilot_driver.adapters.core.errors import AgentError, ErrorKind
@@ -56,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run one session of turns and print its events")
     run.add_argument("--kind", help=f"agent kind: {', '.join(adapter_kinds())} (or agent.kind)")
@@ -72,11 +74,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = _parser()
+    if arguments[:1] == ["--version"]:  # answered with or without the extra (exits)
+        parser.parse_args(arguments)
     missing = missing_extra()
     if missing is not None:
         sys.stderr.write(f"copilot-driver adapters: error: {missing}\n")
         return AdapterExitCode.USAGE
-    args = _parser().parse_args(argv)
+    args = parser.parse_args(arguments)
     redactor = Redactor(os.environ.get(name, "") for name in ADAPTER_SECRETS)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_RedactingFormatter(redactor))

@@ -22,6 +22,7 @@ import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from copilot_driver.compatibility import COMPATIBILITY_EVENT, untested_versions
 from copilot_driver.driver.config import DriverConfig
 from copilot_driver.driver.connection import (
     READY_WAIT_S,
@@ -74,6 +75,8 @@ START_TIMEOUT_S = 4.0
 """Connecting and the `connect` handshake. A local sidecar answers in
 milliseconds; one that accepts and never answers must be given up within the
 5 s the liveness contract allows (the watchdog only starts once connected)."""
+VERSION_TIMEOUT_S = 1.0
+"""Reading the sidecar's CLI version: one local round trip (well under a millisecond)."""
 CREATE_TIMEOUT_S = 30.0
 SEND_GRACE_S = 5.0
 """Beyond the SDK's own send timeout, before the driver gives up on the SDK too."""
@@ -153,7 +156,23 @@ class Lifecycle:
             "client.started", "connected to the Copilot sidecar", sdkUri=self.config.sdk_uri
         )
         self._watchdog = self._watch_sidecar(client)
+        await self._check_versions(client)
         return client
+
+    async def _check_versions(self, client: CopilotClient) -> None:
+        """One `compatibility` warning when the sidecar's CLI or the installed SDK is not a
+        tested version. Never fails the run: a stop request is raised by the next step."""
+        import copilot  # already loaded by the client
+
+        try:
+            status = await self.stop.race(client.get_status(), timeout=VERSION_TIMEOUT_S)
+            cli_version: str | None = status.version
+        except Exception as error:  # an unknown version is no reason to stop
+            self.log.debug("compatibility.unknown", f"no Copilot CLI version: {error!r}")
+            cli_version = None
+        untested = untested_versions(cli_version, getattr(copilot, "__version__", None))
+        if untested is not None:
+            self.log.warning(COMPATIBILITY_EVENT, untested.message(), **untested.fields())
 
     async def _create_session(self, client: CopilotClient) -> CopilotSession:
         """Steps 3 and 4: the session, created with its permission and event handlers."""

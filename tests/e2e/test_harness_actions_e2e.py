@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
+from helpers.actions_runner import read_file_commands
 from helpers.harness_runs import CANARIES, HarnessHarness
 
 pytestmark = pytest.mark.e2e
@@ -90,19 +91,6 @@ def _unescape(text: str) -> str:
     return text
 
 
-def read_outputs(text: str) -> dict[str, str]:
-    """`$GITHUB_OUTPUT` read as the runner reads it: `name<<DELIMITER` blocks."""
-    found: dict[str, str] = {}
-    lines = text.split("\n")
-    index = 0
-    while index < len(lines) and lines[index]:
-        name, delimiter = lines[index].split("<<", 1)
-        end = lines.index(delimiter, index + 1)
-        found[name] = "\n".join(lines[index + 1 : end])
-        index = end + 1
-    return found
-
-
 class ActionsHarness(HarnessHarness):
     def step(self, *args: str, timeout: float = 120, **env: str) -> StepRun:
         outputs, summary = self.tmp / "github-output", self.tmp / "step-summary.md"
@@ -115,7 +103,7 @@ class ActionsHarness(HarnessHarness):
             "GITHUB_STEP_SUMMARY": str(summary),
         }
         completed = self.run(*args, timeout=timeout, extra_env={**runner, **env})
-        return StepRun(completed, read_outputs(outputs.read_text()), summary.read_text())
+        return StepRun(completed, read_file_commands(outputs.read_text()), summary.read_text())
 
 
 @pytest.fixture

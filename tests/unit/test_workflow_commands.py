@@ -8,30 +8,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copilot_driver import workflow_commands as wc
-
-
-def read_outputs(text: str) -> dict[str, str]:
-    """The runner's reading of a `$GITHUB_OUTPUT` file (heredoc blocks)."""
-    found: dict[str, str] = {}
-    lines = text.split("\n")
-    index = 0
-    while index < len(lines) and lines[index]:
-        name, delimiter = lines[index].split("<<", 1)
-        end = lines.index(delimiter, index + 1)
-        found[name] = "\n".join(lines[index + 1 : end])
-        index = end + 1
-    return found
+from helpers.actions_runner import read_file_commands
 
 
 @given(st.dictionaries(st.from_regex(r"[a-z][a-z-]{0,15}", fullmatch=True), st.text()))
 def test_any_value_arrives_whole(outputs: dict[str, str]) -> None:
     # The runner splits lines on \n; a value's own \r stays in it.
-    assert read_outputs(wc.outputs_block(outputs)) == outputs
+    assert read_file_commands(wc.outputs_block(outputs)) == outputs
 
 
 def test_a_value_holding_a_delimiter_like_line_cannot_end_its_block() -> None:
     sneaky = "line\nghadelimiter_x\nanswer<<EOF"
-    assert read_outputs(wc.outputs_block({"answer": sneaky})) == {"answer": sneaky}
+    assert read_file_commands(wc.outputs_block({"answer": sneaky})) == {"answer": sneaky}
 
 
 def unescape(text: str) -> str:

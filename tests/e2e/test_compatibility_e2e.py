@@ -1,9 +1,10 @@
 """The compatibility warning, on the real sidecar.
 
-Once connected the driver reads the sidecar's Copilot CLI version (`status.get`)
-and the installed SDK's; when either is not a tested one it logs ONE `compatibility`
-warning and goes on. With the pinned CLI and SDK there is none. The "untested"
-runs are the real driver with a tested list patched: a wrapper script sets
+Once connected the driver reads the sidecar's Copilot CLI version (`status.get`,
+sent beside `session.create`) and the installed SDK's; when either is not a tested
+one it logs ONE `compatibility` warning once the session exists, and goes on.
+With the pinned CLI and SDK there is none. The "untested" runs are the real
+driver with a tested list patched: a wrapper script sets
 `copilot_driver.compatibility.TESTED_*_VERSIONS`, then runs the driver module
 (`runpy`), so nothing in the driver knows it is being tested.
 """
@@ -105,19 +106,20 @@ def test_an_untested_version_is_one_warning_and_the_run_goes_on(
     for part in ("Copilot CLI", "github-copilot-sdk"):
         assert (part in warning["message"]) == (untested in (part, "both"))
     assert warning["message"].endswith("the run goes on")
-    # Once connected, before the session: and it costs no noticeable time.
+    # Asked for beside the session, logged once it exists, before the prompt: no wait.
     events = [entry["event"] for entry in run.log_entries]
-    assert events.index("client.started") < events.index(COMPATIBILITY_EVENT)
-    assert events.index(COMPATIBILITY_EVENT) < events.index("session.created")
-    (connected,) = run.entries("client.started")
-    assert (_at(warning) - _at(connected)).total_seconds() < 0.1
+    assert events.index("session.created") + 1 == events.index(COMPATIBILITY_EVENT)
+    assert events.index(COMPATIBILITY_EVENT) < events.index("prompt.dispatched")
+    (created,) = run.entries("session.created")
+    assert (_at(warning) - _at(created)).total_seconds() < 0.1
     assert run.result()["exitCode"] == 0
 
 
 async def test_reading_the_cli_version_costs_well_under_10_ms(
     copilot_sidecar: TestSidecar, scripted_model: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    """What the check adds to a run: one `status.get` round trip and the decision."""
+    """The most the check could add to a run (it overlaps session creation): one
+    `status.get` round trip and the decision."""
     prompt = tmp_path / "prompt.md"
     prompt.write_text("say hello")
     env = driver_environment(

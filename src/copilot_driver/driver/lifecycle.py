@@ -76,7 +76,8 @@ START_TIMEOUT_S = 4.0
 milliseconds; one that accepts and never answers must be given up within the
 5 s the liveness contract allows (the watchdog only starts once connected)."""
 VERSION_TIMEOUT_S = 1.0
-"""Reading the sidecar's CLI version: one local round trip (well under a millisecond)."""
+"""The sidecar's CLI version, once the session exists: asked for beside the session (one
+local round trip, well under a millisecond), so it is normally in already."""
 CREATE_TIMEOUT_S = 30.0
 SEND_GRACE_S = 5.0
 """Beyond the SDK's own send timeout, before the driver gives up on the SDK too."""
@@ -156,29 +157,19 @@ class Lifecycle:
             "client.started", "connected to the Copilot sidecar", sdkUri=self.config.sdk_uri
         )
         self._watchdog = self._watch_sidecar(client)
-        await self._check_versions(client)
         return client
 
-    async def _check_versions(self, client: CopilotClient) -> None:
-        """One `compatibility` warning when the sidecar's CLI or the installed SDK is not a
-        tested version. Never fails the run: a stop request is raised by the next step."""
-        import copilot  # already loaded by the client
-
-        try:
-            status = await self.stop.race(client.get_status(), timeout=VERSION_TIMEOUT_S)
-            cli_version: str | None = status.version
-        except Exception as error:  # an unknown version is no reason to stop
-            self.log.debug("compatibility.unknown", f"no Copilot CLI version: {error!r}")
-            cli_version = None
-        untested = untested_versions(cli_version, getattr(copilot, "__version__", None))
-        if untested is not None:
-            self.log.warning(COMPATIBILITY_EVENT, untested.message(), **untested.fields())
-
     async def _create_session(self, client: CopilotClient) -> CopilotSession:
-        """Steps 3 and 4: the session, created with its permission and event handlers."""
-        self._session = session = await self.stop.race(
-            client.create_session(**self._session_options()), timeout=CREATE_TIMEOUT_S
-        )
+        """Steps 3 and 4: the session, created with its permission and event handlers.
+        The sidecar's CLI version is asked for beside it, so the check adds no time."""
+        cli_version = asyncio.ensure_future(self._cli_version(client))
+        try:
+            self._session = session = await self.stop.race(
+                client.create_session(**self._session_options()), timeout=CREATE_TIMEOUT_S
+            )
+        except BaseException:
+            cli_version.cancel()
+            raise
         self.log.bind(sessionId=session.session_id)
         events_path = self.sink.attach(session.session_id)
         self.log.info(
@@ -187,7 +178,29 @@ class Lifecycle:
             model=self.config.model,
             eventsFile=str(events_path),
         )
+        await self._check_versions(cli_version)
         return session
+
+    async def _cli_version(self, client: CopilotClient) -> str | None:
+        try:
+            return (await client.get_status()).version
+        except Exception as error:  # an unknown version is no reason to stop
+            self.log.debug("compatibility.unknown", f"no Copilot CLI version: {error!r}")
+            return None
+
+    async def _check_versions(self, cli_version: asyncio.Future[str | None]) -> None:
+        """One `compatibility` warning when the sidecar's CLI or the installed SDK is not a
+        tested version. Never fails the run: a stop request is raised by the next step."""
+        import copilot  # already loaded by the client
+
+        try:
+            version = await self.stop.race(cli_version, timeout=VERSION_TIMEOUT_S)
+        except Exception:
+            cli_version.cancel()
+            version = None
+        untested = untested_versions(version, getattr(copilot, "__version__", None))
+        if untested is not None:
+            self.log.warning(COMPATIBILITY_EVENT, untested.message(), **untested.fields())
 
     async def _send_prompt(self, session: CopilotSession) -> str:
         """Step 5: send the prompt and wait for the answer (or, once the answer is in, for

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
-from helpers.actions_runner import read_file_commands
+from helpers.actions_runner import read_file_commands, unescape_command_value
 from helpers.harness_runs import CANARIES, HarnessHarness
 
 pytestmark = pytest.mark.e2e
@@ -81,14 +81,8 @@ class StepRun:
         for line in self.commands:
             match = re.fullmatch(rf"::{level} title=([^:]*)::(.*)", line)
             if match:
-                found.append((_unescape(match[1]), _unescape(match[2])))
+                found.append((unescape_command_value(match[1]), unescape_command_value(match[2])))
         return found
-
-
-def _unescape(text: str) -> str:
-    for escaped, plain in (("%0A", "\n"), ("%0D", "\r"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
-        text = text.replace(escaped, plain)
-    return text
 
 
 class ActionsHarness(HarnessHarness):

@@ -43,6 +43,13 @@ def load_action(path: Path) -> dict[str, Any]:
     return loaded
 
 
+def unescape_command_value(text: str) -> str:
+    """A workflow command's property or message as the runner reads it back."""
+    for escaped, plain in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        text = text.replace(escaped, plain)
+    return text
+
+
 def read_file_commands(text: str) -> dict[str, str]:
     """A `$GITHUB_OUTPUT` or `$GITHUB_ENV` file as the runner reads it: `name=value`
     lines and `name<<DELIMITER` blocks; a later value for a name wins."""

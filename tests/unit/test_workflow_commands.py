@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copilot_driver import workflow_commands as wc
-from helpers.actions_runner import read_file_commands
+from helpers.actions_runner import read_file_commands, unescape_command_value
 
 
 @given(st.dictionaries(st.from_regex(r"[a-z][a-z-]{0,15}", fullmatch=True), st.text()))
@@ -22,12 +22,6 @@ def test_a_value_holding_a_delimiter_like_line_cannot_end_its_block() -> None:
     assert read_file_commands(wc.outputs_block({"answer": sneaky})) == {"answer": sneaky}
 
 
-def unescape(text: str) -> str:
-    for escaped, plain in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
-        text = text.replace(escaped, plain)
-    return text
-
-
 @given(st.text(), st.text())
 def test_an_annotation_is_one_line_whatever_its_text(title: str, message: str) -> None:
     line = wc.annotation("error", title, message)
@@ -36,5 +30,5 @@ def test_an_annotation_is_one_line_whatever_its_text(title: str, message: str) -
     assert "\r" not in line
     match = re.fullmatch(r"::error title=([^:,]*)::(.*)\n", line, re.DOTALL)
     assert match is not None
-    assert unescape(match[1]) == title
-    assert unescape(match[2]) == message
+    assert unescape_command_value(match[1]) == title
+    assert unescape_command_value(match[2]) == message

@@ -5,8 +5,8 @@ configuration has been validated (the CLI never imports this module for a
 run that fails validation).
 
 Two adaptations to the SDK's TCP transport live here, and only here. They
-target github-copilot-sdk 1.0.27 (`SDK_VERSION_ADAPTED`); both defects are
-written up in docs/sdk-defects.md, and tests/e2e/test_connection_e2e.py fails
+target the tested SDK releases (`compatibility.TESTED_SDK_VERSIONS`); both defects
+are written up in docs/sdk-defects.md, and tests/e2e/test_connection_e2e.py fails
 when either stops applying (the SDK changed its transport), so they are
 removed rather than silently left behind:
 
@@ -43,8 +43,6 @@ from copilot_driver.driver.failures import ErrorKind
 
 if TYPE_CHECKING:
     from copilot import CopilotClient
-
-SDK_VERSION_ADAPTED = "1.0.27"
 
 log = logging.getLogger(__name__)
 

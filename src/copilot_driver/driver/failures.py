@@ -59,8 +59,11 @@ class Failure:
     exit_code: int = ExitCode.FAILURE
 
 
-def describe_failure(error: BaseException, *, phase: Phase, sdk_uri: str) -> Failure:
-    """Explain `error`, raised while the driver was in `phase`."""
+def describe_failure(
+    error: BaseException, *, phase: Phase, sdk_uri: str, connected: bool = True
+) -> Failure:
+    """Explain `error`, raised while the driver was in `phase`; `connected` is False
+    once the SDK has seen its connection to the sidecar close."""
     code = getattr(error, "code", None)
     text = " ".join(str(error).split()) or type(error).__name__
     own_kind = getattr(error, "failure_kind", None)
@@ -106,7 +109,12 @@ def describe_failure(error: BaseException, *, phase: Phase, sdk_uri: str) -> Fai
             ErrorKind.SESSION_ERROR,
             f"the session failed: {text.removeprefix('Session error:').strip()}",
         )
-    if "closed before response completed" in text or type(error).__name__ == "ProcessExitedError":
+    if (
+        not connected
+        or "closed before response completed" in text
+        or "Client not connected" in text
+        or type(error).__name__ == "ProcessExitedError"
+    ):
         return Failure(
             ErrorKind.SIDECAR_LOST,
             f"the connection to the Copilot sidecar at {sdk_uri} was lost during {phase}: {text}",

@@ -266,7 +266,12 @@ class Lifecycle:
         if isinstance(failure, TimeoutError) and phase == Phase.TURN:
             return describe_send_timeout(self.config.send_timeout_ms)
         self.log.debug("error.detail", "failure detail", exception=repr(failure))
-        return describe_failure(failure, phase=phase, sdk_uri=self.config.sdk_uri)
+        return describe_failure(
+            failure,
+            phase=phase,
+            sdk_uri=self.config.sdk_uri,
+            connected=self._client is None or is_connected(self._client),
+        )
 
     def _after_the_answer(self) -> Failure | None:
         """What the cleanup found once the answer was in.

@@ -2,7 +2,8 @@
 
 A stalled SDK request may ignore its cancellation; neither a cleanup step nor
 the process exit may wait for it. A task given up on is abandoned, and its
-late failure is read so it is never reported as unhandled.
+late failure is read so it is never reported as unhandled. Nor is a late
+reply to a request given up on (`late_reply_to_a_cancelled_request`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+_FUTURE_COMPLETIONS = frozenset({"set_result", "set_exception"})
 
 
 class StepAbandonedError(Exception):
@@ -42,6 +45,7 @@ def run_to_the_end(main: Coroutine[Any, Any, T], shutdown_timeout: float) -> T:
     none is reported as unhandled.
     """
     loop = asyncio.new_event_loop()
+    loop.set_exception_handler(_report_unless_a_late_reply)
     asyncio.set_event_loop(loop)
     try:
         return loop.run_until_complete(main)
@@ -60,6 +64,32 @@ def run_to_the_end(main: Coroutine[Any, Any, T], shutdown_timeout: float) -> T:
         finally:
             asyncio.set_event_loop(None)
             loop.close()
+
+
+def late_reply_to_a_cancelled_request(context: dict[str, Any]) -> bool:
+    """Whether the loop's error `context` is a reply that arrived for a request
+    whose awaiter had just given up.
+
+    The SDK's reader thread takes the request's future and completes it with
+    `call_soon_threadsafe(future.set_result, reply)`; when the request is
+    cancelled in between (a stop request, an abandoned step), the completion
+    finds the future cancelled and asyncio reports `InvalidStateError` with a
+    traceback. Nothing is lost: nobody waits for that reply any more.
+    """
+    if not isinstance(context.get("exception"), asyncio.InvalidStateError):
+        return False
+    callback = getattr(context.get("handle"), "_callback", None)
+    future = getattr(callback, "__self__", None)
+    return (
+        isinstance(future, asyncio.Future)
+        and future.cancelled()
+        and getattr(callback, "__name__", None) in _FUTURE_COMPLETIONS
+    )
+
+
+def _report_unless_a_late_reply(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if not late_reply_to_a_cancelled_request(context):
+        loop.default_exception_handler(context)
 
 
 def settled_quietly(task: asyncio.Future[Any]) -> None:

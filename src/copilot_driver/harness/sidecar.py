@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, TypedDict, Unpack
 
 from copilot_driver import processes
 from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
@@ -132,6 +132,16 @@ def _no_cli_found(provisioned: Path | None) -> str:
     return f"no Copilot CLI found ({', '.join(tried)}): {fix}"
 
 
+class LaunchOptions(TypedDict, total=False):
+    """`Sidecar.launch`'s optional settings (its signature holds the defaults)."""
+
+    port: int
+    extra_args: Sequence[str]
+    log_level: str
+    log_path: Path | None
+    die_with_parent: bool
+
+
 class Sidecar:
     """A running server-mode Copilot CLI. Use `Sidecar.start(...)`."""
 
@@ -160,29 +170,16 @@ class Sidecar:
         *,
         token: str,
         env: Mapping[str, str],
-        port: int = 0,
-        extra_args: Sequence[str] = (),
-        log_level: str = "info",
         ready_timeout: float = 30.0,
-        log_path: Path | None = None,
-        die_with_parent: bool = False,
+        **options: Unpack[LaunchOptions],
     ) -> Sidecar:
         """Start the CLI in server mode and wait until it listens.
 
         `env` is the sidecar's whole environment (the token is added);
         raises SidecarError, quoting the CLI's last output, when it exits or
-        does not listen within `ready_timeout` seconds.
+        does not listen within `ready_timeout` seconds. `options` are `launch`'s.
         """
-        sidecar = cls.launch(
-            binary,
-            token=token,
-            env=env,
-            port=port,
-            extra_args=extra_args,
-            log_level=log_level,
-            log_path=log_path,
-            die_with_parent=die_with_parent,
-        )
+        sidecar = cls.launch(binary, token=token, env=env, **options)
         sidecar.wait_ready(ready_timeout)
         return sidecar
 

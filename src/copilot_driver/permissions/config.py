@@ -43,9 +43,10 @@ EXPLICIT_EXAMPLE = (
     '"deniedTools": ["shell(rm:*)"]}'
 )
 """A valid GH_AW_COPILOT_SDK_PERMISSIONS, shown when the given one cannot be read."""
+_EXPECTING_A_KEY = "Expecting property name enclosed in double quotes"
 _JSON_PROBLEMS = {
     "Expecting value": "expected a value",
-    "Expecting property name enclosed in double quotes": "expected a key in double quotes",
+    _EXPECTING_A_KEY: "expected a key in double quotes",
     "Expecting ',' delimiter": "expected `,` or a closing bracket",
     "Expecting ':' delimiter": "expected `:` after the key",
     "Unterminated string starting at": "a string starts here and is never closed",
@@ -236,11 +237,23 @@ def _not_json(raw: str, error: json.JSONDecodeError) -> str:
 def json_syntax_problem(raw: str, error: json.JSONDecodeError) -> str:
     """Where `raw` stops being JSON, what is there, and the usual mistake when it is one:
     "line 1 column 9: expected a value, found `]`; it has a trailing comma before `]`..."."""
+    error = _at_the_closing_bracket(raw, error)
     what = _JSON_PROBLEMS.get(error.msg, error.msg.removesuffix(" at"))
     found = _found_at(raw, error.pos)
     mistake = _json_mistake(raw, error)
     said = f"line {error.lineno} column {error.colno}: {what}, found {found}"
     return f"{said}; {mistake}" if mistake else said
+
+
+def _at_the_closing_bracket(raw: str, error: json.JSONDecodeError) -> json.JSONDecodeError:
+    """A trailing comma, said the same on every Python: 3.13's json reports "Illegal
+    trailing comma" at the comma, earlier releases what they expected at the bracket."""
+    if not error.msg.startswith("Illegal trailing comma"):
+        return error
+    after_comma = raw.find(",", error.pos) + 1
+    bracket = after_comma + len(raw[after_comma:]) - len(raw[after_comma:].lstrip())
+    expected = "Expecting value" if error.msg.endswith("array") else _EXPECTING_A_KEY
+    return json.JSONDecodeError(expected, raw, bracket)
 
 
 def _found_at(raw: str, pos: int) -> str:
@@ -266,7 +279,7 @@ def _json_mistake(raw: str, error: json.JSONDecodeError) -> str:
     if (before == "," and here in ("]", "}")) or (here == "," and after in ("]", "}")):
         closing = here if here in ("]", "}") else after
         return f"it has a trailing comma before `{closing}`: remove that comma"
-    if here and error.msg.startswith("Expecting property name") and here.isalpha():
+    if here and error.msg == _EXPECTING_A_KEY and here.isalpha():
         return 'keys take double quotes, e.g. {"key": ...}'
     if not here:
         return "the text ends early: close every bracket and string"

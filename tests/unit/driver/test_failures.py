@@ -126,6 +126,28 @@ def test_process_exited_is_sidecar_lost() -> None:
     assert failure.kind == "sidecar_lost"
 
 
+def test_a_client_the_sdk_disconnected_is_sidecar_lost() -> None:
+    """The SDK's own words when its connection closed before the request was sent."""
+    error = RuntimeError("Client not connected")
+    failure = describe_failure(error, phase=Phase.SESSION_CREATION, sdk_uri=URI)
+    assert failure.kind == "sidecar_lost"
+    assert "session creation" in failure.message
+
+
+def test_any_sdk_error_on_a_closed_connection_is_sidecar_lost() -> None:
+    error = ValueError("Invalid JSON-RPC response")
+    assert describe_failure(error, phase=Phase.TURN, sdk_uri=URI).kind == "unexpected"
+    failure = describe_failure(error, phase=Phase.TURN, sdk_uri=URI, connected=False)
+    assert failure.kind == "sidecar_lost"
+    assert "Invalid JSON-RPC response" in failure.message  # the SDK's text is kept
+
+
+def test_a_session_error_stays_one_when_the_connection_closed_after_it() -> None:
+    error = Exception("Session error: Execution failed: boom")
+    failure = describe_failure(error, phase=Phase.TURN, sdk_uri=URI, connected=False)
+    assert failure.kind == "session_error"
+
+
 def test_timeout_after_connecting_is_sidecar_unresponsive() -> None:
     failure = describe_failure(TimeoutError("late"), phase=Phase.SESSION_CREATION, sdk_uri=URI)
     assert failure.kind == "sidecar_unresponsive"

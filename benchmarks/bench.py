@@ -31,12 +31,19 @@ spread (min-max):
   the same harness run with the start-up not overlapped (this driver given
   after `--`, so it starts once the sidecar listens).
 
+- the compatibility check: one `status.get` round trip and the version
+  decision on a connected SDK client, beside session creation
+  (`client.started` to `session.created` in this driver's plain turns); the
+  driver asks for the version beside `session.create`, so the check adds no
+  time while it is the shorter of the two.
+
 Prints a markdown table; `--json FILE` also writes every figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -54,6 +61,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from copilot_driver.compatibility import untested_versions
+from copilot_driver.driver.config import load_config
+from copilot_driver.driver.connection import create_client
 from copilot_driver.driver.sink import EventsSink
 from copilot_driver.harness.sidecar import Sidecar, locate_copilot_cli
 from copilot_driver.permissions.config import PermissionConfig
@@ -97,6 +107,7 @@ TARGETS = {
     "long_command_ms": ("<", 50.0),
     "long_command_growth": ("<=", 32.0),
     "harness_whole_to_sequential": ("<", 1.0),
+    "version_check_to_session_create": ("<", 1.0),
 }
 LONG_COMMAND_KIB = (4, 16, 64)
 LONG_COMMAND_SHAPES = {
@@ -314,6 +325,36 @@ def bench_harness(work: Path, model: ScriptedModelServer, runs: int) -> dict[str
     return {key: _summary(values) for key, values in samples.items()}
 
 
+def bench_version_check(env: dict[str, str], work: Path, rounds: int = 20) -> dict[str, float]:
+    """Milliseconds of the compatibility check on a connected client (`env` is a driver's)."""
+
+    async def measure() -> list[float]:
+        import copilot
+
+        client = create_client(load_config(env, cwd=work))
+        await client.start()
+        costs = []
+        try:
+            for _ in range(rounds):
+                started = time.perf_counter()
+                status = await client.get_status()
+                untested_versions(status.version, copilot.__version__)
+                costs.append((time.perf_counter() - started) * 1000)
+        finally:
+            await asyncio.wait_for(client.stop(), 10)
+        return costs
+
+    return _summary(asyncio.run(measure()))
+
+
+def _session_creation_ms(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """`client.started` to `session.created` in each run, from the driver's log."""
+    phases = [_phases(r["stderr"], r["spawned_at"]) for r in runs]
+    return _summary(
+        [p["session.created"] - p["client.started"] for p in phases if "session.created" in p]
+    )
+
+
 def _median_ms(argv: Sequence[str], env: dict[str, str], runs: int) -> dict[str, float]:
     return _summary([_run(argv, env)["wall_ms"] for _ in range(runs)])
 
@@ -349,6 +390,13 @@ def main(argv: list[str] | None = None) -> int:
                     model_base_url=None, state_dir=work / "state",
                 )  # fmt: skip
                 config_error = _median_ms(drivers[OURS], env, args.runs)
+                prompt = work / "version-check-prompt.md"
+                prompt.write_text("say hello")
+                env = driver_environment(
+                    prompt_file=prompt, sdk_uri=sidecar.uri, token=sidecar.token,
+                    model_base_url=model.base_url, state_dir=work / "state",
+                )  # fmt: skip
+                version_check = bench_version_check(env, work)
             finally:
                 sidecar.stop()
             harness = bench_harness(work, model, args.runs)
@@ -384,6 +432,12 @@ def main(argv: list[str] | None = None) -> int:
         harness["whole_ms"]["median"] / harness["sequential_ms"]["median"]
     )
     results["harness"] = harness
+    creation = _session_creation_ms(samples[OURS]["plain"])
+    results["version_check"] = {
+        "check_ms": version_check,
+        "session_create_ms": creation,
+        "check_to_create": version_check["median"] / creation["median"],
+    }
     results["sink"] = bench_sink()
     results["policy"] = bench_policy()
     results["long_commands"] = bench_long_commands()
@@ -434,6 +488,7 @@ def _check_targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "long_command_ms": results["long_commands"]["slowest_64kib_ms"],
         "long_command_growth": results["long_commands"]["growth"],
         "harness_whole_to_sequential": results["harness"]["whole_to_sequential"],
+        "version_check_to_session_create": results["version_check"]["check_to_create"],
     }
     checked = {}
     for name, value in measured.items():
@@ -455,6 +510,15 @@ def _harness_line(harness: dict[str, Any]) -> str:
         f"{harness['whole_to_parts']:.2f}); the same run with the driver started only once "
         f"the sidecar listens: {_fmt(harness['sequential_ms'])} (whole/that "
         f"{harness['whole_to_sequential']:.2f})."
+    )
+
+
+def _version_check_line(check: dict[str, Any]) -> str:
+    return (
+        f"Compatibility check (`status.get` and the decision): "
+        f"{check['check_ms']['median']:.2f} ms ({check['check_ms']['min']:.2f}-"
+        f"{check['check_ms']['max']:.2f}), beside session creation "
+        f"{_fmt(check['session_create_ms'])} (check/creation {check['check_to_create']:.3f})."
     )
 
 
@@ -482,6 +546,8 @@ def _markdown(results: dict[str, Any]) -> str:
         f"`import copilot` (with start) {results['import_copilot_ms']['median']:.0f} ms.",
         "",
         _harness_line(results["harness"]),
+        "",
+        _version_check_line(results["version_check"]),
         "",
         "| target | measured | bound | met |",
         "|---|---|---|---|",

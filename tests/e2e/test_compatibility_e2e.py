@@ -11,15 +11,10 @@ driver with a tested list patched: a wrapper script sets
 
 from __future__ import annotations
 
-import asyncio
 import importlib.metadata
-import statistics
 import sys
 import textwrap
-import time
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,11 +22,7 @@ from copilot_driver.compatibility import (
     COMPATIBILITY_EVENT,
     TESTED_CLI_VERSIONS,
     TESTED_SDK_VERSIONS,
-    untested_versions,
 )
-from copilot_driver.driver.config import load_config
-from copilot_driver.driver.connection import create_client
-from copilot_driver.testing import ScriptedModelServer, TestSidecar, driver_environment
 from copilot_driver.testing.fixtures import DriverRun, DriverRunner
 
 pytestmark = pytest.mark.e2e
@@ -64,10 +55,6 @@ def _cli_version_of(run: DriverRun) -> str:
     (start,) = [event for event in run.events() if event["type"] == "session.start"]
     version: str = start["data"]["copilotVersion"]
     return version
-
-
-def _at(entry: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
 
 
 def test_no_warning_with_the_tested_cli_and_sdk(driver: DriverRunner) -> None:
@@ -106,40 +93,9 @@ def test_an_untested_version_is_one_warning_and_the_run_goes_on(
     for part in ("Copilot CLI", "github-copilot-sdk"):
         assert (part in warning["message"]) == (untested in (part, "both"))
     assert warning["message"].endswith("the run goes on")
-    # Asked for beside the session, logged once it exists, before the prompt: no wait.
+    # Asked for beside the session, logged once it exists, before the prompt (what it
+    # costs is measured by `make bench`).
     events = [entry["event"] for entry in run.log_entries]
     assert events.index("session.created") + 1 == events.index(COMPATIBILITY_EVENT)
     assert events.index(COMPATIBILITY_EVENT) < events.index("prompt.dispatched")
-    (created,) = run.entries("session.created")
-    assert (_at(warning) - _at(created)).total_seconds() < 0.1
     assert run.result()["exitCode"] == 0
-
-
-async def test_reading_the_cli_version_costs_well_under_10_ms(
-    copilot_sidecar: TestSidecar, scripted_model: ScriptedModelServer, tmp_path: Path
-) -> None:
-    """The most the check could add to a run (it overlaps session creation): one
-    `status.get` round trip and the decision."""
-    prompt = tmp_path / "prompt.md"
-    prompt.write_text("say hello")
-    env = driver_environment(
-        prompt_file=prompt,
-        sdk_uri=copilot_sidecar.uri,
-        token=copilot_sidecar.token,
-        model_base_url=scripted_model.base_url,
-        state_dir=tmp_path / "state",
-    )
-    client = create_client(load_config(env, cwd=tmp_path))
-    await client.start()
-    costs = []
-    try:
-        for _ in range(20):
-            started = time.perf_counter()
-            status = await client.get_status()
-            untested_versions(status.version, SDK_VERSION)
-            costs.append(time.perf_counter() - started)
-    finally:
-        await asyncio.wait_for(client.stop(), 10)
-
-    assert status.version in TESTED_CLI_VERSIONS
-    assert statistics.median(costs) < 0.010, f"{[round(c * 1000, 2) for c in costs]} ms"

@@ -22,7 +22,7 @@ from copilot_driver.driver.connection import (
     release_transport,
     transport_socket,
 )
-from copilot_driver.testing import ScriptedModelServer, TestSidecar, driver_environment
+from copilot_driver.testing.fixtures import DriverRunner
 
 pytestmark = pytest.mark.e2e
 
@@ -32,18 +32,8 @@ def test_the_installed_sdk_is_a_release_the_adaptations_were_tested_on() -> None
 
 
 @pytest.fixture
-async def connected(
-    copilot_sidecar: TestSidecar, scripted_model: ScriptedModelServer, tmp_path: Path
-) -> Any:
-    prompt = tmp_path / "prompt.md"
-    prompt.write_text("say hello")
-    env = driver_environment(
-        prompt_file=prompt,
-        sdk_uri=copilot_sidecar.uri,
-        token=copilot_sidecar.token,
-        model_base_url=scripted_model.base_url,
-        state_dir=tmp_path / "state",
-    )
+async def connected(driver: DriverRunner, tmp_path: Path) -> Any:
+    env = driver.environment("say hello")
     client = create_client(load_config(env, cwd=tmp_path))
     await client.start()
     try:

@@ -9,6 +9,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
+
+from copilot_driver.testing.fixtures import DriverRunner
+
 BENCH = Path(__file__).parents[2] / "benchmarks" / "bench.py"
 
 
@@ -37,6 +41,36 @@ def test_phases_are_read_from_the_driver_log_relative_to_the_spawn() -> None:
     assert round(phases["connection.start"]) == 70
     assert round(phases["client.started"]) == 800
     assert round(phases["last entry"]) == 1000
+
+
+def test_session_creation_is_read_per_run_and_a_failed_run_is_left_out() -> None:
+    bench = _bench()
+
+    def run(*stamps: tuple[str, str]) -> dict[str, Any]:
+        log = "\n".join(json.dumps({"event": e, "timestamp": t}) for e, t in stamps)
+        return {"stderr": log, "spawned_at": 1_795_000_000.0}
+
+    creation = bench._session_creation_ms(
+        [
+            run(("client.started", "2026-11-18T11:06:40.800Z"),
+                ("session.created", "2026-11-18T11:06:40.860Z")),
+            run(("client.started", "2026-11-18T11:06:40.700Z"),
+                ("session.created", "2026-11-18T11:06:40.800Z")),
+            run(("client.started", "2026-11-18T11:06:40.700Z")),
+        ]
+    )  # fmt: skip
+    assert creation["n"] == 2
+    assert round(creation["median"]) == 80
+
+
+@pytest.mark.e2e
+def test_the_version_check_benchmark_asks_the_real_sidecar(
+    driver: DriverRunner, tmp_path: Path
+) -> None:
+    env = driver.environment("say hello")
+    result = _bench().bench_version_check(env, tmp_path, rounds=3)
+    assert result["n"] == 3
+    assert result["min"] > 0
 
 
 def test_the_sink_benchmark_writes_every_event() -> None:
@@ -75,6 +109,7 @@ def test_targets_are_checked_against_their_bounds() -> None:
         "policy": {"decision_us": 60.0},
         "long_commands": {"slowest_64kib_ms": 12.0, "growth": 40.0},
         "harness": {"whole_to_sequential": 0.93},
+        "version_check": {"check_to_create": 1.2},
     }
     checked = bench._check_targets(results)
     assert checked["plain_wall_ms"]["met"]
@@ -85,3 +120,4 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert checked["long_command_ms"]["met"]
     assert not checked["long_command_growth"]["met"]
     assert checked["harness_whole_to_sequential"]["met"]
+    assert not checked["version_check_to_session_create"]["met"]

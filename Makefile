@@ -26,6 +26,8 @@ MERMAID_CACHE := .cache/mermaid
 MERMAID := $(MERMAID_CACHE)/node_modules/mermaid/package.json
 # The shell policy's execution oracle runs bash under Debian's strace (tests only).
 STRACE := /usr/bin/strace
+# The harness's OS sandbox (on by default): Debian's bubblewrap, for the demo and the tests.
+BWRAP := /usr/bin/bwrap
 # The wheels the package and its `testing` extra install, downloaded once: the wheel
 # install test (tests/e2e/test_wheel_install_e2e.py) installs from here with --no-index.
 WHEELHOUSE := .cache/wheels
@@ -94,11 +96,16 @@ $(STRACE):
 		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace >/dev/null; }
 	test -x $@
 
+$(BWRAP):
+	apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null \
+		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null; }
+	test -x $@
+
 # The gates run first: lint, format, types, then the dependency contracts.
-test: lint $(STRACE) $(MERMAID)
+test: lint $(STRACE) $(BWRAP) $(MERMAID)
 	$(BIN)/python -m pytest
 
-demo: $(VENV)/.demo-installed $(COPILOT_CLI)
+demo: $(VENV)/.demo-installed $(COPILOT_CLI) $(BWRAP)
 	$(BIN)/python -m copilot_driver.testing.demo
 
 # The T-CSD kit against this project's driver (DRIVER="cmd ..." for another one);

@@ -29,7 +29,10 @@ spread (min-max):
   its parts measured in the same rounds: a sidecar's start-up alone (spawn to
   "listening") plus the driver's plain turn on a running sidecar; and beside
   the same harness run with the start-up not overlapped (this driver given
-  after `--`, so it starts once the sidecar listens).
+  after `--`, so it starts once the sidecar listens); and beside the same run
+  with `--sandbox off`: the OS sandbox's cost as a ratio (target <= 1.10).
+- the sidecar's peak memory (the CLI process's VmHWM after a plain turn) in
+  the sandbox and out of it, interleaved: unchanged within 10%.
 
 - the compatibility check: one `status.get` round trip and the version
   decision on a connected SDK client, beside session creation
@@ -65,6 +68,8 @@ from copilot_driver.compatibility import untested_versions
 from copilot_driver.driver.config import load_config
 from copilot_driver.driver.connection import create_client
 from copilot_driver.driver.sink import EventsSink
+from copilot_driver.harness.environment import sidecar_environment as split_sidecar_environment
+from copilot_driver.harness.sandbox import Sandbox, SandboxSettings, sandbox_cache_home
 from copilot_driver.harness.sidecar import Sidecar, locate_copilot_cli
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.policy import Policy
@@ -107,6 +112,8 @@ TARGETS = {
     "long_command_ms": ("<", 50.0),
     "long_command_growth": ("<=", 32.0),
     "harness_whole_to_sequential": ("<", 1.0),
+    "harness_sandboxed_to_off": ("<=", 1.10),
+    "sidecar_memory_sandboxed_to_off": ("<=", 1.10),
     "version_check_to_session_create": ("<", 1.0),
 }
 LONG_COMMAND_KIB = (4, 16, 64)
@@ -293,9 +300,15 @@ def bench_harness(work: Path, model: ScriptedModelServer, runs: int) -> dict[str
     prompt = work / "harness-prompt.md"
     prompt.write_text("say hello")
     sequential_driver = ["--", sys.executable, "-m", "copilot_driver"]
-    samples: dict[str, list[float]] = {"whole_ms": [], "sequential_ms": [], "sidecar_start_ms": []}
+    variants: tuple[tuple[str, list[str]], ...] = (
+        ("whole_ms", []),
+        ("sequential_ms", sequential_driver),
+        ("off_ms", ["--sandbox", "off"]),
+    )
+    samples: dict[str, list[float]] = {key: [] for key, _ in variants}
+    samples["sidecar_start_ms"] = []
     for round_number in range(runs + 1):
-        for key, extra in (("whole_ms", []), ("sequential_ms", sequential_driver)):
+        for key, extra in variants:
             home = work / f"harness-{key}-{round_number}"
             env = harness_environment(
                 home, model_base_url=model.base_url, prompt_file=prompt, workspace=work,
@@ -323,6 +336,68 @@ def bench_harness(work: Path, model: ScriptedModelServer, runs: int) -> dict[str
         if round_number:
             samples["sidecar_start_ms"].append(booted)
     return {key: _summary(values) for key, values in samples.items()}
+
+
+def bench_sidecar_memory(work: Path, model: ScriptedModelServer, runs: int) -> dict[str, Any]:
+    """The CLI's peak resident memory (VmHWM) after a plain turn, in the sandbox and out
+    of it, interleaved; MB."""
+    binary = locate_copilot_cli()
+    prompt = work / "memory-prompt.md"
+    prompt.write_text("say hello")
+    samples: dict[str, list[float]] = {"off_mb": [], "sandboxed_mb": []}
+    for round_number in range(runs + 1):
+        for key in samples:
+            home = work / f"memory-{key}-{round_number}"
+            env = sidecar_environment(home, model_base_url=model.base_url)
+            plain, credentials = split_sidecar_environment(env)
+            sandbox = None
+            if key == "sandboxed_mb":
+                sandbox = Sandbox.prepare(
+                    binary, env, SandboxSettings(), workspace=work, state_base=home / "state",
+                    cache_home=sandbox_cache_home(env),
+                )  # fmt: skip
+            token = secrets.token_hex(16)
+            sidecar = Sidecar.start(
+                binary, token=token, env=plain, credentials=credentials, sandbox=sandbox,
+                ready_timeout=60,
+            )  # fmt: skip
+            try:
+                driver_env = driver_environment(
+                    prompt_file=prompt, sdk_uri=sidecar.uri, token=token,
+                    model_base_url=model.base_url, state_dir=home / "state",
+                )  # fmt: skip
+                turn = _run([sys.executable, "-m", "copilot_driver"], driver_env)
+                if turn["exit_code"] != 0:
+                    raise RuntimeError(f"a memory run failed: {turn['stderr'][-2000:]}")
+                peak = _vm_hwm_mb(_cli_process(sidecar.process.pid))
+            finally:
+                sidecar.stop()
+                if sandbox is not None:
+                    sandbox.close()
+            if round_number:
+                samples[key].append(peak)
+    return {key: _summary(values) for key, values in samples.items()}
+
+
+def _cli_process(pid: int) -> int:
+    """The Copilot CLI itself: `pid`, or in the sandbox its descendant that runs it."""
+    while True:
+        below = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            below += (task / "children").read_text().split()
+        headless = [
+            int(c) for c in below if b"--headless" in Path(f"/proc/{c}/cmdline").read_bytes()
+        ]
+        if not headless:
+            return pid
+        pid = headless[0]
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
 
 
 def bench_version_check(env: dict[str, str], work: Path, rounds: int = 20) -> dict[str, float]:
@@ -400,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 sidecar.stop()
             harness = bench_harness(work, model, args.runs)
+            memory = bench_sidecar_memory(work, model, args.runs)
         plain_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
         import_only = _median_ms([sys.executable, "-c", "import copilot"], plain_env, args.runs)
         interpreter = _median_ms([sys.executable, "-c", "pass"], plain_env, args.runs)
@@ -431,7 +507,10 @@ def main(argv: list[str] | None = None) -> int:
     harness["whole_to_sequential"] = (
         harness["whole_ms"]["median"] / harness["sequential_ms"]["median"]
     )
+    harness["sandboxed_to_off"] = harness["whole_ms"]["median"] / harness["off_ms"]["median"]
     results["harness"] = harness
+    memory["sandboxed_to_off"] = memory["sandboxed_mb"]["median"] / memory["off_mb"]["median"]
+    results["sidecar_memory"] = memory
     creation = _session_creation_ms(samples[OURS]["plain"])
     results["version_check"] = {
         "check_ms": version_check,
@@ -488,6 +567,8 @@ def _check_targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "long_command_ms": results["long_commands"]["slowest_64kib_ms"],
         "long_command_growth": results["long_commands"]["growth"],
         "harness_whole_to_sequential": results["harness"]["whole_to_sequential"],
+        "harness_sandboxed_to_off": results["harness"]["sandboxed_to_off"],
+        "sidecar_memory_sandboxed_to_off": results["sidecar_memory"]["sandboxed_to_off"],
         "version_check_to_session_create": results["version_check"]["check_to_create"],
     }
     checked = {}
@@ -509,7 +590,16 @@ def _harness_line(harness: dict[str, Any]) -> str:
         f"{_fmt(harness['driver_ms'])} = {harness['parts_ms']:.0f} ms (whole/parts "
         f"{harness['whole_to_parts']:.2f}); the same run with the driver started only once "
         f"the sidecar listens: {_fmt(harness['sequential_ms'])} (whole/that "
-        f"{harness['whole_to_sequential']:.2f})."
+        f"{harness['whole_to_sequential']:.2f}); the same run with `--sandbox off`: "
+        f"{_fmt(harness['off_ms'])} (sandboxed/off {harness['sandboxed_to_off']:.2f})."
+    )
+
+
+def _memory_line(memory: dict[str, Any]) -> str:
+    return (
+        f"Sidecar peak memory after a plain turn (VmHWM): sandboxed "
+        f"{_fmt(memory['sandboxed_mb'], 'MB')}, off {_fmt(memory['off_mb'], 'MB')} "
+        f"(sandboxed/off {memory['sandboxed_to_off']:.3f})."
     )
 
 
@@ -546,6 +636,8 @@ def _markdown(results: dict[str, Any]) -> str:
         f"`import copilot` (with start) {results['import_copilot_ms']['median']:.0f} ms.",
         "",
         _harness_line(results["harness"]),
+        "",
+        _memory_line(results["sidecar_memory"]),
         "",
         _version_check_line(results["version_check"]),
         "",

@@ -187,9 +187,18 @@ def test_t_csd_006_invalid_send_timeout_falls_back(
 RECORDER = textwrap.dedent(
     """
     import json, os, subprocess, sys
+    def children(pid):
+        found = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            found += open(f"/proc/{pid}/task/{task}/children").read().split()
+        return [int(child) for child in found]
+    def headless(pid):
+        return b"--headless" in open(f"/proc/{pid}/cmdline", "rb").read()
     parent = os.getppid()
-    siblings = open(f"/proc/{parent}/task/{parent}/children").read().split()
-    sidecar = [int(pid) for pid in siblings if int(pid) != os.getpid()][0]
+    sidecar = [pid for pid in children(parent) if pid != os.getpid()][0]
+    # In the harness's sandbox the CLI runs below bubblewrap and its helper.
+    while below := [pid for pid in children(sidecar) if headless(pid)]:
+        sidecar = below[0]
     raw = open(f"/proc/{sidecar}/environ", "rb").read().split(b"\\0")
     sidecar_env = dict(i.decode().split("=", 1) for i in raw if b"=" in i)
     json.dump({"driver": os.environ.get("COPILOT_CONNECTION_TOKEN"),

@@ -13,12 +13,16 @@ site-packages will be points at this interpreter's, as on a warm runner.
 The session runs on the real Copilot CLI sidecar with the scripted model as
 its provider. What the policy did is read from what really ran: the file an
 allowed command creates is there, the files denied commands would touch are
-as they were.
+as they were. The sandbox is on, as by default; this host has bwrap and no
+AppArmor user-namespace restriction, so the sandbox step must change nothing:
+`apt-get`, `sudo` and `apparmor_parser` on its PATH are stand-ins that record
+any call, and none may be made.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import sysconfig
 from collections.abc import Iterator, Mapping
@@ -44,6 +48,11 @@ ALLOWED_TOOLS = """\
 DENIED_TOOLS = """\
 - "shell(touch forbidden.txt)"   # never, whatever the allow rules say
 """
+ALLOWED_DOMAINS = """\
+- pypi.org
+- files.pythonhosted.org:443
+"""
+PASSED_VARIABLE = "ACTION_E2E_PASSED"
 ANSWER = "Made the file.\nSecond line: = and <<EOF survive."
 SCRIPT = Script(
     rules=(
@@ -80,6 +89,16 @@ class ActionHarness:
             state_dir=root / "unused-state",  # the action sets the state folder
             cache_home=cache,
         )
+        # Stand-ins for what the sandbox step would run to change the host: each records
+        # its call and fails, so a call is both seen and harmless.
+        self.host_changes = root / "host-changes.log"
+        stand_ins = root / "host-tools"
+        stand_ins.mkdir()
+        for name in ("apt-get", "sudo", "apparmor_parser"):
+            tool = stand_ins / name
+            tool.write_text(f'#!/bin/sh\necho "{name} $*" >> "{self.host_changes}"\nexit 1\n')
+            tool.chmod(0o755)
+        env = {**env, "PATH": f"{stand_ins}{os.pathsep}{env['PATH']}"}
         self.runner = FakeRunner(root, action_path=ROOT, env=env)
         version = f"python{sys.version_info.major}.{sys.version_info.minor}"
         site = self.runner.temp / "copilot-driver" / "venv" / "lib" / version / "site-packages"
@@ -149,7 +168,25 @@ def denied_run(
     prompts = job.runner.workspace / ".github" / "prompts"
     prompts.mkdir(parents=True)
     (prompts / "forbidden.md").write_text("Make the FORBIDDEN file, then clean up.\n")
-    return job, job.run(**{"prompt-file": ".github/prompts/forbidden.md"})
+    job.runner.job_env[PASSED_VARIABLE] = "passed on"
+    return job, job.run(
+        **{
+            "prompt-file": ".github/prompts/forbidden.md",
+            "allowed-domains": ALLOWED_DOMAINS,
+            "pass-env": f"- {PASSED_VARIABLE}",
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def unsandboxed_run(
+    tmp_path_factory: pytest.TempPathFactory,
+    model: ScriptedModelServer,
+    copilot_cli: Path,
+    copilot_cache_home: Path,
+) -> tuple[ActionHarness, ActionRun]:
+    job = ActionHarness(tmp_path_factory.mktemp("off"), model, copilot_cli, copilot_cache_home)
+    return job, job.run(prompt="MAKE a file, please.\n", sandbox="false")
 
 
 def describe(run: ActionRun) -> str:
@@ -168,7 +205,7 @@ def test_every_run_step_ran_and_the_allowed_command_ran(
     job, run = allowed_run
     assert run.failed is None, describe(run)
     ran = [step.id for step in run.steps if step.returncode is not None]
-    assert ran == ["install", "prompt", "policy", "cli", "harness"]
+    assert ran == ["install", "prompt", "policy", "sandbox", "cli", "harness"]
     assert (job.work / "made.txt").is_file()  # in the working directory, not the workspace
     assert not (job.runner.workspace / "made.txt").exists()
     assert run.step("harness").outputs["exit-code"] == "0"  # written by the step itself
@@ -238,6 +275,84 @@ def test_an_unreadable_allowed_tools_fails_the_policy_step_before_any_sidecar(
     assert not run.ran("cli")
     assert not run.ran("harness")
     assert not (job.work / "made.txt").exists()
+    (run_dir,) = (job.runner.temp / "copilot-driver").glob("run-*")
+    assert not (run_dir / "session-state").exists()  # no sidecar, no session
+    assert len(model.requests) == requests_before
+
+
+# -- the sandbox ---------------------------------------------------------------------------
+
+
+def test_the_sandbox_is_on_by_default_and_its_step_changes_nothing_here(
+    allowed_run: tuple[ActionHarness, ActionRun],
+) -> None:
+    job, run = allowed_run
+    assert run.failed is None, describe(run)
+    assert run.step("policy").outputs["sandbox"] == "true"
+    assert run.step("harness").env["HARNESS_ARGS"] == "--sandbox\nworkspace"
+    setup = run.step("sandbox")
+    assert setup.returncode == 0
+    assert not job.host_changes.exists(), job.host_changes.read_text()  # no apt-get, no sudo
+    assert "Installing" not in setup.stdout
+    assert "AppArmor" not in setup.stdout + setup.stderr
+    assert setup.seconds < 5, f"the sandbox step took {setup.seconds:.1f} s"
+
+
+def test_the_domains_and_variables_reach_the_harness_one_argument_each(
+    denied_run: tuple[ActionHarness, ActionRun],
+) -> None:
+    _, run = denied_run
+    assert run.failed is None, describe(run)
+    assert run.step("harness").env["HARNESS_ARGS"].split("\n") == [
+        "--sandbox",
+        "workspace",
+        "--allow-domain",
+        "pypi.org",
+        "--allow-domain",
+        "files.pythonhosted.org:443",
+        "--pass-env",
+        PASSED_VARIABLE,
+    ]
+
+
+def test_sandbox_false_runs_the_agent_without_the_sandbox(
+    unsandboxed_run: tuple[ActionHarness, ActionRun],
+) -> None:
+    job, run = unsandboxed_run
+    assert run.failed is None, describe(run)
+    assert run.step("policy").outputs["sandbox"] == "false"
+    assert run.step("harness").env["HARNESS_ARGS"] == "--sandbox\noff"
+    assert "nothing to set up" in run.step("sandbox").stdout
+    assert not job.host_changes.exists()
+    assert (job.work / "made.txt").is_file()
+    assert run.outputs["exit-code"] == "0"
+    assert run.outputs["answer"] == ANSWER
+
+
+def test_an_unreadable_sandbox_value_fails_the_policy_step_on_one_line_before_any_sidecar(
+    tmp_path: Path,
+    model: ScriptedModelServer,
+    copilot_cli: Path,
+    copilot_cache_home: Path,
+) -> None:
+    job = ActionHarness(tmp_path, model, copilot_cli, copilot_cache_home)
+    requests_before = len(model.requests)
+    run = job.run(prompt="MAKE a file", sandbox="no")
+
+    failed = run.failed
+    assert failed is not None
+    assert (failed.id, failed.returncode) == ("policy", 2)
+    # One line, beside the same message as an annotation for the Actions UI.
+    (line,) = [line for line in failed.stderr.splitlines() if not line.startswith("::")]
+    assert line == (
+        '[copilot-driver-action] error: sandbox must be true or false, not "no": true '
+        "(the default) runs the agent's tools in the OS sandbox, false runs them without one"
+    )
+    assert "harness-args" not in failed.outputs
+    assert not run.ran("sandbox")
+    assert not run.ran("cli")
+    assert not run.ran("harness")
+    assert not job.host_changes.exists()
     (run_dir,) = (job.runner.temp / "copilot-driver").glob("run-*")
     assert not (run_dir / "session-state").exists()  # no sidecar, no session
     assert len(model.requests) == requests_before

@@ -298,7 +298,8 @@ def test_a_failure_after_a_tool_ran_is_never_retried(actions: ActionsHarness) ->
 SLOW_SIDECAR = textwrap.dedent(
     """
     import os, sys, time
-    open(sys.argv[0] + ".started", "w").write(str(time.time()))
+    # Written into the workspace: the one folder of the host the sandbox lets it write.
+    open(os.environ["GITHUB_WORKSPACE"] + "/.started", "w").write(str(time.time()))
     time.sleep(2)
     os.execv({cli!r}, [{cli!r}, *sys.argv[1:]])
     """
@@ -316,7 +317,7 @@ def test_the_driver_starts_while_the_sidecar_boots_and_connects_once_it_listens(
     actions.cli = slow
     process = actions.start()
     seen_driver_early = False
-    marker = Path(str(slow) + ".started")
+    marker = actions.workspace / ".started"
     while process.poll() is None:
         booting = marker.exists() and time.time() - float(marker.read_text() or 0) < 1.5
         drivers = [cmd for _, cmd in actions.processes() if "-m copilot_driver " in cmd + " "]

@@ -91,26 +91,49 @@ def test_t_csd_007_sidecar_and_driver_share_one_fresh_token_that_is_never_logged
         port = re.search(r"listening on port (\d+)", sidecar_log.read_text())
         assert port is not None
         assert seen["env"]["COPILOT_SDK_URI"] == f"http://127.0.0.1:{port.group(1)}"
-        # Never on a command line (other users can read argv), never in any output or file.
-        assert token not in " ".join(seen["sidecar_argv"] + seen["argv"])
+        # Never on a command line (other users can read argv), never in the sandbox's
+        # launcher (bubblewrap), never in any output or file.
+        assert token not in " ".join(seen["sidecar_argv"] + seen["argv"] + seen["launcher_argv"])
+        assert token not in json.dumps(seen["launcher_env"])
         assert token not in harness.everything_written(completed.stdout, completed.stderr)
         tokens.append(token)
     assert tokens[0] != tokens[1]
     harness.assert_no_orphans()
 
 
-def test_platform_tokens_reach_the_sidecar_and_never_the_driver(
+@pytest.mark.parametrize("sandbox", ["workspace", "off"])
+def test_the_platform_token_reaches_the_cli_as_its_credential_only(
+    harness: HarnessHarness, sandbox: str
+) -> None:
+    """The CLI gets the token it prefers as COPILOT_GITHUB_TOKEN, which it keeps from the
+    commands it runs; GH_TOKEN and GITHUB_TOKEN, which it would pass on, stay out."""
+    driver, record = harness.recording_driver("isolation")
+    completed = harness.run("--sandbox", sandbox, driver=driver)
+
+    assert completed.returncode == 0, completed.stderr
+    seen = json.loads(record.read_text())
+    assert seen["sidecar_env"]["COPILOT_GITHUB_TOKEN"] == CANARIES["COPILOT_GITHUB_TOKEN"]
+    assert "GH_TOKEN" not in seen["sidecar_env"]
+    assert "GITHUB_TOKEN" not in seen["sidecar_env"]
+    for name, canary in CANARIES.items():
+        assert name not in seen["env"]
+        assert canary not in json.dumps(seen["env"])
+        if sandbox == "workspace":
+            assert canary not in json.dumps(seen["launcher_env"])
+
+
+def test_with_only_github_token_the_cli_gets_it_as_copilot_github_token(
     harness: HarnessHarness,
 ) -> None:
-    driver, record = harness.recording_driver("isolation")
+    driver, record = harness.recording_driver("github-token-only")
+    harness.env.pop("COPILOT_GITHUB_TOKEN")
+    harness.env.pop("GH_TOKEN")
     completed = harness.run(driver=driver)
 
     assert completed.returncode == 0, completed.stderr
     seen = json.loads(record.read_text())
-    for name, canary in CANARIES.items():
-        assert seen["sidecar_env"][name] == canary  # the sidecar's credential
-        assert name not in seen["env"]
-        assert canary not in json.dumps(seen["env"])
+    assert seen["sidecar_env"]["COPILOT_GITHUB_TOKEN"] == CANARIES["GITHUB_TOKEN"]
+    assert "GITHUB_TOKEN" not in seen["sidecar_env"]
 
 
 def test_a_full_run_through_the_harness(harness: HarnessHarness, tmp_path: Path) -> None:

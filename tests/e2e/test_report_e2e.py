@@ -1,21 +1,29 @@
 """The run report end to end: the real driver on the real Copilot CLI sidecar (the
 scripted model asks for one allowed and one denied shell call), then the report
-command on the session folder it left."""
+command on the session folder it left; and the installed `copilot-driver-report`
+command on a session folder holding the harness's `sandbox.json`."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from copilot_driver.report import RunOutcome, load_timeline, render_step_summary
+from copilot_driver.report import (
+    RunOutcome,
+    SandboxSummary,
+    load_timeline,
+    render_step_summary,
+    sandbox_record,
+)
 from copilot_driver.report.markdown import cell
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
 from copilot_driver.testing.fixtures import DriverRunner
-from helpers.report_samples import mermaid_block
+from helpers.report_samples import mermaid_block, sandbox_session
 
 pytestmark = pytest.mark.e2e
 
@@ -43,9 +51,10 @@ SCRIPT = Script(
 GIT_ONLY = json.dumps(["--headless", "--allow-tool", "shell(git:*)"])
 
 
-def _report(path: Path, *options: str) -> str:
+def _report(path: Path, *options: str, command: tuple[str, ...] | None = None) -> str:
+    command = command or (sys.executable, "-m", "copilot_driver.report")
     completed = subprocess.run(
-        [sys.executable, "-m", "copilot_driver.report", str(path), *options],
+        [*command, str(path), *options],
         capture_output=True,
         text=True,
         timeout=60,
@@ -96,3 +105,47 @@ def test_the_report_of_a_real_run_shows_usage_the_denial_and_the_exit_code(
     summary = render_step_summary(RunOutcome(0, None, None, None), load_timeline(folder))
     assert summary.startswith("## Copilot run succeeded\n")
     assert "allow with `shell(rm victim.txt)`" in summary
+
+
+def _report_command() -> tuple[str, ...]:
+    """The console script installed beside this Python (the virtualenv's), else PATH's."""
+    beside = Path(sys.executable).with_name("copilot-driver-report")
+    found = str(beside) if beside.is_file() else shutil.which("copilot-driver-report")
+    assert found, "copilot-driver-report is not installed"
+    return (found,)
+
+
+def test_the_report_command_shows_the_sandbox_of_the_session_folder(tmp_path: Path) -> None:
+    workspace = SandboxSummary(
+        mode="workspace",
+        allowed_hosts=("127.0.0.1:43121", "githubcopilot.com:443"),
+        egress_denied=(("evil.example:443", 12), ("a|b<i>:80", 1)),
+        passed_env=("PIP_INDEX_URL",),
+    )
+    folder = sandbox_session(tmp_path / "session", sandbox_record(workspace))
+    command = _report_command()
+
+    text = _report(folder, command=command)
+    assert "\nSandbox: workspace\n" in text
+    assert "  allowed hosts  127.0.0.1:43121, githubcopilot.com:443\n" in text
+    assert "  passed env     PIP_INDEX_URL\n" in text
+    assert "  egress denied  12  evil.example:443\n                  1  a|b<i>:80\n" in text
+    assert "WARNING" not in text
+    assert text == _report(folder / "events.jsonl", command=command)
+
+    markdown = _report(folder, "--format", "markdown", command=command)
+    assert "| Mode | workspace |" in markdown
+    assert "| Egress denied | 13 connections to 2 hosts |" in markdown
+    assert "| evil.example:443 | 12 |\n| a\\|b\\<i\\>:80 | 1 |\n" in markdown
+    assert "[!WARNING]" not in markdown
+
+    (folder / "sandbox.json").write_text(json.dumps({"mode": "off"}), encoding="utf-8")
+    warning = (
+        "The OS sandbox was off (--sandbox off): tools ran with the runner's full file system, "
+        "network and environment."
+    )
+    off_text = _report(folder, command=command)
+    assert "\nSandbox: off\n  WARNING: The OS sandbox was off " in off_text
+    assert f"WARNING: {warning}" in " ".join(off_text.split())  # wrapped at 96 columns
+    markdown = _report(folder, "--format", "markdown", command=command)
+    assert markdown.startswith(f"## Copilot session timeline\n\n> [!WARNING]\n> {warning}\n")

@@ -125,12 +125,13 @@ def harness(
 
 
 def _children(pid: int) -> list[int]:
+    found: list[int] = []
     try:
-        return [
-            int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        ]
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(child) for child in (task / "children").read_text().split()]
     except OSError:
-        return []
+        pass
+    return found
 
 
 def _cmdline(pid: int) -> str:
@@ -155,15 +156,18 @@ def _wait_until(condition: Callable[[], object], what: str, timeout: float = 60)
 def _start_mid_turn(
     fault: FaultCase, harness: HarnessRun, model: ScriptedModelServer
 ) -> tuple[BoundedProcess, int]:
-    """The harness with a turn in flight; returns it and the sidecar's pid.
+    """The harness with a turn in flight; returns it and the Copilot CLI's pid (in
+    the sandbox, below bubblewrap and its helper).
 
-    The harness's per-run token (read from the sidecar's environment) joins
-    the secrets every file and output is scanned for.
+    The harness's per-run token (read from the CLI's environment) joins the
+    secrets every file and output is scanned for.
     """
     process = fault.start(harness.env, command=harness.command())
     _wait_until(model.chat_requests, "the turn to reach the model")
     sidecars = [pid for pid in _children(process.pid) if "--headless" in _cmdline(pid)]
     assert len(sidecars) == 1, [_cmdline(pid) for pid in _children(process.pid)]
+    while below := [pid for pid in _children(sidecars[0]) if "--headless" in _cmdline(pid)]:
+        sidecars = below
     fault.secrets.append(_environ(sidecars[0])["COPILOT_CONNECTION_TOKEN"])
     return process, sidecars[0]
 

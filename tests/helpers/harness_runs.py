@@ -26,20 +26,32 @@ CANARIES = {
 
 
 # A stand-in driver that records what it was given: its environment, its argv,
-# and (from the process table) the environment and argv of its sibling, the sidecar.
+# and (from the process table) the environment and argv of the Copilot CLI (its
+# sibling, or, in the sandbox, that sibling's descendant) and of the sibling itself.
 RECORDING_DRIVER = textwrap.dedent(
     """
     import json, os, sys
-    parent = os.getppid()
-    siblings = open(f"/proc/{parent}/task/{parent}/children").read().split()
-    sidecar = [int(pid) for pid in siblings if int(pid) != os.getpid()]
+    def children(pid):
+        found = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            found += open(f"/proc/{pid}/task/{task}/children").read().split()
+        return [int(child) for child in found]
     def environ(pid):
         raw = open(f"/proc/{pid}/environ", "rb").read().split(b"\\0")
         return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
     def argv(pid):
         return open(f"/proc/{pid}/cmdline", "rb").read().decode().split("\\0")
+    parent = os.getppid()
+    sibling = [pid for pid in children(parent) if pid != os.getpid()]
+    sidecar = list(sibling)
+    while True:  # down to the CLI itself: the last process whose argv says --headless
+        below = [pid for pid in children(sidecar[0]) if "--headless" in argv(pid)]
+        if not below:
+            break
+        sidecar = below
     json.dump({"env": dict(os.environ), "argv": argv(os.getpid()),
-               "sidecar_env": environ(sidecar[0]), "sidecar_argv": argv(sidecar[0])},
+               "sidecar_env": environ(sidecar[0]), "sidecar_argv": argv(sidecar[0]),
+               "launcher_env": environ(sibling[0]), "launcher_argv": argv(sibling[0])},
               open(sys.argv[1], "w"))
     """
 )
@@ -72,7 +84,9 @@ class HarnessHarness:
         )
 
     def command(self, *args: str, driver: list[str] | None = None) -> list[str]:
-        argv = [sys.executable, "-m", "copilot_driver.harness", "--copilot", str(self.cli), *args]
+        # The marker reaches the sandboxed sidecar only by name, as any variable would.
+        argv = [sys.executable, "-m", "copilot_driver.harness", "--copilot", str(self.cli)]
+        argv += ["--pass-env", "HARNESS_TEST_MARKER", *args]
         return argv + (["--", *driver] if driver else [])
 
     def run(

@@ -2,7 +2,8 @@
 
 The files under tests/data were captured from the real runtime (a scripted model, a
 real Copilot CLI sidecar, this project's driver); `event`, `bash_call`, `shutdown` and
-`many_calls` write the lines other drivers, crashed runs and long runs leave behind, and
+`many_calls` write the lines other drivers, crashed runs and long runs leave behind,
+`sandbox_session` adds the harness's `sandbox.json` to a real session folder, and
 `mermaid_parse` runs Mermaid's own parser on the charts.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from copilot_driver.report import Attempt, RunOutcome
+from copilot_driver.report import SANDBOX_FILE, Attempt, RunOutcome, SandboxSummary
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TOOLS_AND_DENIAL = DATA / "events-tools-and-denial.jsonl"
@@ -324,6 +325,49 @@ attempts = st.builds(
     message=st.none() | _texts,
     retry_in_s=st.none() | st.floats(),
 )
+
+
+# --- the harness's sandbox.json ---------------------------------------------------------------
+
+HOSTILE_HOSTS = (
+    "<script>alert(1)</script>:443",
+    "a|b|c:80",
+    "`x`*_[y](z)~&$\\:1",
+    "# heading\n- list:2",
+    "\x1b[2Jterminal\u202e:3",
+    "> [!NOTE]:4",
+)
+"""Host names a tool could make the egress proxy record: markdown, HTML, table pipes, line
+breaks, terminal escapes, a bidi override."""
+
+hosts = st.sampled_from(
+    ["githubcopilot.com:443", "127.0.0.1:43121", "[::1]:8080", *HOSTILE_HOSTS]
+) | st.text(max_size=40)
+
+
+sandbox_summaries = st.builds(
+    SandboxSummary,
+    mode=st.sampled_from(["workspace", "off"]) | st.text(min_size=1, max_size=20).filter(str.strip),
+    allowed_hosts=st.lists(hosts, max_size=60).map(tuple),
+    egress_denied=st.dictionaries(hosts, st.integers(0, 2**63 - 1), max_size=60).map(
+        lambda counts: tuple(counts.items())
+    ),
+    passed_env=st.lists(st.text(max_size=20), max_size=60).map(tuple),
+)
+"""Any summary the harness could record (denied hosts unique, as in the JSON object)."""
+
+
+def sandbox_session(folder: Path, content: dict[str, Any] | str) -> Path:
+    """A copy of the real session folder `POLICY_DENIAL_SESSION` with `sandbox.json`
+    holding `content` (an object as JSON, a string as it is)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for source in POLICY_DENIAL_SESSION.iterdir():
+        shutil.copyfile(source, folder / source.name)
+    text = content if isinstance(content, str) else json.dumps(content)
+    (folder / SANDBOX_FILE).write_text(text, encoding="utf-8")
+    return folder
+
+
 outcomes = st.builds(
     RunOutcome,
     exit_code=st.integers(min_value=-300, max_value=300),
@@ -331,5 +375,7 @@ outcomes = st.builds(
     title=st.none() | _texts,
     message=st.none() | _texts,
     attempts=st.lists(attempts, max_size=30).map(tuple),
+    sandbox=st.none() | sandbox_summaries,
 )
-"""Anything the harness could pass: odd numbers, markdown, blank or missing text."""
+"""Anything the harness could pass: odd numbers, markdown, blank or missing text, any
+sandbox."""

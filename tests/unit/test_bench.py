@@ -108,7 +108,8 @@ def test_targets_are_checked_against_their_bounds() -> None:
         "sink": {"events_per_s": 60_000.0},
         "policy": {"decision_us": 60.0},
         "long_commands": {"slowest_64kib_ms": 12.0, "growth": 40.0},
-        "harness": {"whole_to_sequential": 0.93},
+        "harness": {"whole_to_sequential": 0.93, "sandboxed_to_off": 1.04},
+        "sidecar_memory": {"sandboxed_to_off": 1.12},
         "version_check": {"check_to_create": 1.2},
     }
     checked = bench._check_targets(results)
@@ -120,4 +121,6 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert checked["long_command_ms"]["met"]
     assert not checked["long_command_growth"]["met"]
     assert checked["harness_whole_to_sequential"]["met"]
+    assert checked["harness_sandboxed_to_off"]["met"]
+    assert not checked["sidecar_memory_sandboxed_to_off"]["met"]
     assert not checked["version_check_to_session_create"]["met"]

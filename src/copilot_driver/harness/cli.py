@@ -1,15 +1,19 @@
-"""`copilot-driver-harness [--copilot PATH] [--port N] [--ready-timeout S] [-- DRIVER ...]`."""
+"""`copilot-driver-harness [--copilot PATH] [--sandbox workspace|off] [--allow-domain HOST]
+[--pass-env NAME] [-- DRIVER ...]`."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from typing import NoReturn
 
 from copilot_driver import __version__
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.retry import RetryPolicy
 from copilot_driver.harness.run import Harness, HarnessOptions
+from copilot_driver.harness.sandbox import SandboxSettings
 
 DESCRIPTION = """\
 Start the Copilot CLI sidecar with a fresh connection token, run the driver in
@@ -26,9 +30,18 @@ harness also writes the step outputs to $GITHUB_OUTPUT (answer, exit-code,
 error-kind, session-id, events-file, denials, premium-requests), the report to
 $GITHUB_STEP_SUMMARY, and an ::error annotation naming the fix for any failure.
 
+The sidecar, and so every tool the model runs, runs in an OS sandbox
+(bubblewrap) unless --sandbox off: the workspace (GITHUB_WORKSPACE, else the
+current directory) is writable except .git/config and .git/hooks; the rest of
+the file system is read-only, /tmp is private, credential stores under $HOME
+are hidden; no network but an egress proxy that allows the model endpoint
+and the --allow-domain hosts; no secret of this environment reaches a tool
+unless --pass-env names it. Where the sandbox cannot be set up, the harness
+exits 2 naming the fix; it never falls back silently.
+
 exit status: the driver's; 2 usage error, no Copilot CLI or no credential
-found; 4 the sidecar could not start; 5 the sidecar died while the driver was
-running.
+found, the sandbox cannot be set up; 4 the sidecar could not start; 5 the
+sidecar died while the driver was running.
 """
 
 
@@ -43,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         if not driver_command:
             sys.stderr.write("[copilot-driver-harness] error: no driver command after `--`\n")
             return ExitCode.CONFIG
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog="copilot-driver-harness",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -72,6 +85,29 @@ def main(argv: list[str] | None = None) -> int:
         help="the wait before the first retry, doubled for each next one (default 5)",
     )
     parser.add_argument(
+        "--sandbox",
+        choices=("workspace", "off"),
+        default="workspace",
+        help="contain the sidecar and its tools in an OS sandbox (default: workspace)",
+    )
+    parser.add_argument(
+        "--allow-domain",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a host the tools may reach through the egress proxy: HOST (and its "
+        "subdomains, ports 80 and 443) or HOST:PORT; repeatable",
+    )
+    parser.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        type=_variable_name,
+        help="pass this variable of the environment on to the sidecar and its tools; "
+        "repeatable (without it no secret reaches a tool)",
+    )
+    parser.add_argument(
         "--version", action="version", version=f"copilot-driver-harness {__version__}"
     )
     try:
@@ -86,10 +122,28 @@ def main(argv: list[str] | None = None) -> int:
             driver_command,
             overlap_start=own_driver,
             retry=RetryPolicy(tries=options.retries + 1, first_delay_s=options.retry_delay),
+            sandbox=SandboxSettings(
+                enabled=options.sandbox == "workspace",
+                allow_domains=tuple(options.allow_domain),
+                pass_env=tuple(dict.fromkeys(options.pass_env)),
+            ),
         ),
         os.environ,
     )
     return harness.run()
+
+
+class _OneLineErrors(argparse.ArgumentParser):
+    """A usage error is one line that says what is wrong and where the options are."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
+
+
+def _variable_name(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an environment variable name")
+    return text
 
 
 def _port(text: str) -> int:

@@ -25,8 +25,10 @@ SECRET_NAME = contract.PLATFORM_TOKENS[0]
 """The secret the docs and the examples use (`COPILOT_GITHUB_TOKEN`)."""
 
 
-def credential_problem(env: Mapping[str, str]) -> str | None:
-    """What is missing, with the fix; None when the sidecar has a credential."""
+def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> str | None:
+    """What is missing, with the fix; None when the sidecar has a credential. In the
+    sandbox the CLI sees no login stored on this machine (its state folder is private,
+    gh's is hidden), so only a token or a provider counts."""
     if any(env.get(name, "").strip() for name in contract.PLATFORM_TOKENS):
         return None
     if any(
@@ -35,7 +37,13 @@ def credential_problem(env: Mapping[str, str]) -> str | None:
     ):
         return None
     if _stored_login(env):
-        return None
+        if not sandboxed:
+            return None
+        return (
+            f"no credential the sandboxed Copilot CLI can use: the login stored on this "
+            f"machine stays outside the sandbox. Set {SECRET_NAME} (e.g. "
+            f"`{SECRET_NAME}=$(gh auth token)`), or run with `--sandbox off`"
+        )
     blank = [name for name in contract.PLATFORM_TOKENS if name in env]
     said = (
         f"{' and '.join(blank)} {'is' if len(blank) == 1 else 'are'} set but empty"

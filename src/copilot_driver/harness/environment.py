@@ -78,3 +78,68 @@ def sidecar_arguments(raw: str | None) -> tuple[list[str], int | None, str | Non
             kept.append(arg)
         index += 1
     return kept, port, log_level
+
+
+# -- the sidecar's environment (and so every tool's) -------------------------------------
+
+SIDECAR_PASSED = frozenset(
+    {
+        # the basics every program expects
+        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ",
+        "COLORTERM", "NO_COLOR", "FORCE_COLOR", "CI", "HOSTNAME", "EDITOR", "PAGER",
+        # toolchains the tools may run
+        "JAVA_HOME", "GOROOT", "GOPATH", "GOBIN", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME",
+        "PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED", "PYTHONIOENCODING", "NODE_PATH", "NVM_DIR", "DOTNET_ROOT",
+        "ANDROID_HOME", "ANDROID_SDK_ROOT", "CONDA", "CONDA_PREFIX",
+        # the workflow's context, which names no secret and no runner file
+        "GITHUB_ACTIONS", "GITHUB_ACTOR", "GITHUB_REPOSITORY", "GITHUB_REPOSITORY_OWNER",
+        "GITHUB_SHA", "GITHUB_REF", "GITHUB_REF_NAME", "GITHUB_REF_TYPE", "GITHUB_HEAD_REF",
+        "GITHUB_BASE_REF", "GITHUB_EVENT_NAME", "GITHUB_WORKFLOW", "GITHUB_RUN_ID",
+        "GITHUB_RUN_NUMBER", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB", "GITHUB_SERVER_URL",
+        "GITHUB_API_URL", "GITHUB_GRAPHQL_URL", "GITHUB_WORKSPACE", "RUNNER_OS",
+        "RUNNER_ARCH", "RUNNER_NAME", "RUNNER_ENVIRONMENT",
+        # the Copilot CLI's own settings (its credentials are added apart, see below)
+        "COPILOT_HOME", "COPILOT_MODEL", "COPILOT_AUTO_UPDATE", "COPILOT_OFFLINE",
+        "COPILOT_SKIP_CLI_DOWNLOAD", "COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_TYPE",
+        "COPILOT_PROVIDER_WIRE_API", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+    }
+)  # fmt: skip
+"""What the sidecar inherits from the harness, by name: variables that hold no secret
+and point at no runner file. Everything else (`*_TOKEN`, provider and cloud keys,
+`ACTIONS_*`, `GITHUB_OUTPUT`/`GITHUB_ENV`, `SSH_AUTH_SOCK`, package-index URLs that may
+carry a password) stays with the harness unless `--pass-env NAME` names it."""
+SIDECAR_PASSED_PREFIXES = ("LC_", "JAVA_HOME_")
+SIDECAR_CREDENTIAL = contract.PLATFORM_TOKENS[0]
+"""The one variable the CLI reads its GitHub token from here; it drops it (unlike
+`GH_TOKEN` and `GITHUB_TOKEN`) from the environment of the commands it runs."""
+
+
+def sidecar_environment(
+    base: Mapping[str, str], *, pass_env: tuple[str, ...] = ()
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The sidecar's environment, split in two: (plain, credentials).
+
+    `plain` is `base` reduced to the names above plus those `pass_env` names;
+    `credentials` is what the CLI authenticates with: the first non-blank platform
+    token as `COPILOT_GITHUB_TOKEN` (the CLI's own order of preference) and the
+    provider key. In the sandbox the credentials travel apart from the plain part,
+    so they appear in no command line and in no environment a tool can read.
+    """
+    plain = {
+        name: value
+        for name, value in base.items()
+        if name in SIDECAR_PASSED or name.startswith(SIDECAR_PASSED_PREFIXES) or name in pass_env
+    }
+    credentials: dict[str, str] = {}
+    token = next((base[n] for n in contract.PLATFORM_TOKENS if base.get(n, "").strip()), None)
+    if token is not None:
+        credentials[SIDECAR_CREDENTIAL] = token
+    key = base.get(contract.PROVIDER_API_KEY.name)
+    if key:
+        credentials[contract.PROVIDER_API_KEY.name] = key
+    for name in pass_env:  # asked for by name: the tools get it as given
+        if name in base:
+            plain[name] = base[name]
+    return plain, credentials

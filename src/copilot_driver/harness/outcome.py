@@ -22,6 +22,7 @@ class HarnessErrorKind(StrEnum):
     CLI_NOT_FOUND = "cli_not_found"
     NO_CREDENTIAL = "no_credential"
     CONFIG = "config"
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
     SIDECAR_START_FAILED = "sidecar_start_failed"
     SIDECAR_DIED = "sidecar_died"
     DRIVER_NOT_STARTED = "driver_not_started"
@@ -39,6 +40,7 @@ class Explanation:
 _BY_KIND: dict[str, Explanation] = {
     "cli_not_found": Explanation("No usable Copilot CLI", None),
     "no_credential": Explanation("No credential for the Copilot CLI", None),
+    "sandbox_unavailable": Explanation("The OS sandbox cannot be set up here", None),
     "config": Explanation(
         "The run's configuration is invalid",
         "fix the variables named above (`python -m copilot_driver --help` lists them)",

@@ -22,6 +22,7 @@ failure is an `::error` annotation with its fix, the step outputs go to
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -49,10 +50,18 @@ from copilot_driver.harness.environment import (
     driver_environment,
     new_connection_token,
     sidecar_arguments,
+    sidecar_environment,
 )
 from copilot_driver.harness.outcome import HarnessErrorKind, explain
 from copilot_driver.harness.progress import Progress, StatusLine
 from copilot_driver.harness.retry import FailedTry, RetryPolicy, next_delay
+from copilot_driver.harness.sandbox import (
+    Sandbox,
+    SandboxError,
+    SandboxSettings,
+    sandbox_cache_home,
+    workspace_of,
+)
 from copilot_driver.harness.sidecar import (
     Sidecar,
     SidecarError,
@@ -62,11 +71,14 @@ from copilot_driver.harness.sidecar import (
 from copilot_driver.permissions.config import ServerArgsError
 from copilot_driver.redaction import Redactor
 from copilot_driver.report import (
+    SANDBOX_FILE,
     Attempt,
     RunOutcome,
+    SandboxSummary,
     Timeline,
     load_timeline,
     render_step_summary,
+    sandbox_record,
 )
 
 PREFIX = "[copilot-driver-harness]"
@@ -88,6 +100,7 @@ class HarnessOptions:
     overlap_start: bool = False
     """The driver reads COPILOT_SDK_READY_FD, so it may start before the sidecar listens."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
 
 @dataclass(frozen=True)
@@ -133,6 +146,7 @@ class Harness:
         self._sidecar_log: Path | None = None
         self._state_base: Path | None = None
         self._start_error = "the driver could not be started"
+        self._sandbox: Sandbox | None = None
 
     @property
     def progress(self) -> Progress:
@@ -156,7 +170,7 @@ class Harness:
             binary = locate_copilot_cli(self.options.copilot, self.env)
         except SidecarError as error:
             return Ending(ExitCode.CONFIG, HarnessErrorKind.CLI_NOT_FOUND, str(error))
-        problem = credential_problem(self.env)
+        problem = credential_problem(self.env, sandboxed=self.options.sandbox.enabled)
         if problem is not None:
             return Ending(ExitCode.CONFIG, HarnessErrorKind.NO_CREDENTIAL, problem)
         token = new_connection_token()
@@ -173,6 +187,13 @@ class Harness:
             extra_args, asked_port, log_level = sidecar_arguments(self.env.get(SERVER_ARGS.name))
         except ServerArgsError as error:
             return Ending(ExitCode.CONFIG, HarnessErrorKind.CONFIG, str(error))
+        plain_env, credentials = sidecar_environment(
+            self.env, pass_env=self.options.sandbox.pass_env
+        )
+        try:
+            self._sandbox = self._prepare_sandbox(binary)
+        except SandboxError as error:
+            return Ending(ExitCode.CONFIG, HarnessErrorKind.SANDBOX_UNAVAILABLE, str(error))
         port = self.options.port if self.options.port is not None else (asked_port or 0)
         if self.options.overlap_start and port == 0:
             port = _free_port()  # the driver must know the address before the sidecar says it
@@ -184,7 +205,9 @@ class Harness:
             sidecar = Sidecar.launch(
                 binary,
                 token=token,
-                env=self.env,  # the platform token stays here: it is the sidecar's
+                env=plain_env,
+                credentials=credentials,  # the platform token is the sidecar's alone
+                sandbox=self._sandbox,
                 port=port,
                 extra_args=extra_args,
                 log_level=log_level or "info",
@@ -194,9 +217,44 @@ class Harness:
         except SidecarError as error:
             return _sidecar_start_failed(error)
         try:
-            return self._with_sidecar(sidecar, token, port)
+            return self._with_sidecar(sidecar, token, sidecar.public_port or port)
         finally:
             sidecar.stop(grace=SIDECAR_STOP_GRACE_S)
+            if self._sandbox is not None:
+                for removed in self._sandbox.close():
+                    self._say(f"warning: sandbox: {removed}")
+
+    def _prepare_sandbox(self, binary: Path) -> Sandbox | None:
+        """The sidecar's sandbox, or None with `--sandbox off` (said out loud)."""
+        settings = self.options.sandbox
+        missing = [name for name in settings.pass_env if name not in self.env]
+        if missing:
+            self._say(f"warning: --pass-env {', '.join(missing)}: not set, nothing passed")
+        if not settings.enabled:
+            self._say(
+                "warning: the OS sandbox is off (--sandbox off): every tool the model runs "
+                "reaches this machine's files, network and processes as this user"
+            )
+            if self.in_actions:
+                self.status.write_raw(
+                    workflow_commands.annotation(
+                        "warning", "The OS sandbox is off", "tools ran without containment"
+                    )
+                )
+            return None
+        assert self._state_base is not None
+        sandbox = Sandbox.prepare(
+            binary,
+            self.env,
+            settings,
+            workspace=workspace_of(self.env, Path.cwd()),
+            state_base=self._state_base,
+            cache_home=sandbox_cache_home(self.env),
+            on_denied=lambda where, why: self._say(f"sandbox: egress to {where} refused: {why}"),
+        )
+        for warning in sandbox.warnings:
+            self._say(f"warning: {warning}")
+        return sandbox
 
     # -- the sidecar and the tries -------------------------------------------------
 
@@ -258,7 +316,7 @@ class Harness:
             output = "".join(current.stdout)
             if sidecar_died:
                 message = (
-                    f"the Copilot CLI sidecar exited with status {sidecar.process.returncode} "
+                    f"the Copilot CLI sidecar exited with status {sidecar.returncode} "
                     f"while the driver was running (driver exit status {code}); its last "
                     f"output:\n{sidecar.tail() or '(none)'}"
                 )
@@ -429,7 +487,14 @@ class Harness:
         if events is not None and self._sidecar_log is not None and self._sidecar_log.exists():
             with contextlib.suppress(OSError):
                 self._sidecar_log.replace(events.with_name("sidecar.log"))
-        outcome = self._outcome(ending)
+        sandbox = self._sandbox_summary()
+        if events is not None:
+            with contextlib.suppress(OSError):
+                record = json.dumps(sandbox_record(sandbox), indent=2)
+                events.with_name(SANDBOX_FILE).write_text(record + "\n", encoding="utf-8")
+        for where, count in sandbox.egress_denied:
+            self._say(f"sandbox: egress to {where} refused {count} time(s)")
+        outcome = self._outcome(ending, sandbox)
         if outcome.message:
             for line in outcome.message.splitlines():
                 self._say(line)
@@ -448,7 +513,17 @@ class Harness:
             self.stdout.write(self.answer)
             self.stdout.flush()
 
-    def _outcome(self, ending: Ending) -> RunOutcome:
+    def _sandbox_summary(self) -> SandboxSummary:
+        settings = self.options.sandbox
+        sandbox = self._sandbox
+        return SandboxSummary(
+            mode=settings.mode,
+            allowed_hosts=sandbox.allowlist.hosts() if sandbox else (),
+            egress_denied=tuple(sandbox.denied_per_host()) if sandbox else (),
+            passed_env=tuple(name for name in settings.pass_env if name in self.env),
+        )
+
+    def _outcome(self, ending: Ending, sandbox: SandboxSummary) -> RunOutcome:
         title = message = None
         if ending.exit_code != ExitCode.OK:
             cause = self._redactor.text(ending.message or f"exit status {ending.exit_code}")
@@ -456,7 +531,9 @@ class Harness:
             title, message = explanation.title, f"error: {cause}"
             if explanation.fix:
                 message += f"\nhow to fix: {explanation.fix}"
-        return RunOutcome(ending.exit_code, ending.error_kind, title, message, tuple(self.attempts))
+        return RunOutcome(
+            ending.exit_code, ending.error_kind, title, message, tuple(self.attempts), sandbox
+        )
 
     def _write_outputs(
         self, path: Path, ending: Ending, events: Path | None, timeline: Timeline | None

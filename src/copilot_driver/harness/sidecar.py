@@ -29,6 +29,7 @@ from typing import IO, TypedDict, Unpack
 
 from copilot_driver import processes
 from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
+from copilot_driver.harness.sandbox.launch import Sandbox
 from copilot_driver.redaction import Redactor
 
 PROVISIONED_CLI = Path(".cache/copilot-cli/node_modules/@github/copilot-linux-x64/copilot")
@@ -140,6 +141,8 @@ class LaunchOptions(TypedDict, total=False):
     log_level: str
     log_path: Path | None
     die_with_parent: bool
+    credentials: Mapping[str, str]
+    sandbox: Sandbox | None
 
 
 class Sidecar:
@@ -150,6 +153,9 @@ class Sidecar:
     ) -> None:
         self.process = process
         self.port: int | None = None
+        """The port the CLI said it listens on (inside the sandbox, when there is one)."""
+        self.public_port: int | None = None
+        """Where a driver connects when that differs from `port` (the sandbox's door)."""
         self._redactor = redactor
         self._log_file = log_file
         self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
@@ -195,8 +201,14 @@ class Sidecar:
         log_level: str = "info",
         log_path: Path | None = None,
         die_with_parent: bool = False,
+        credentials: Mapping[str, str] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> Sidecar:
-        """Start the CLI in server mode without waiting for it (see `wait_ready`)."""
+        """Start the CLI in server mode without waiting for it (see `wait_ready`).
+
+        `credentials` join the token in the CLI's environment. With a `sandbox`
+        the CLI runs inside it, and they reach the CLI through a pipe: see
+        `copilot_driver.harness.sandbox`."""
         argv = [
             str(binary),
             "--headless",
@@ -208,22 +220,36 @@ class Sidecar:
             "--port",
             str(port),
         ]
+        secrets = {**(credentials or {}), "COPILOT_CONNECTION_TOKEN": token}
+        wrapped = None
+        if sandbox is not None:
+            wrapped = sandbox.command(argv, env, secrets, port=port)
+            argv, full_env, pass_fds = wrapped.argv, wrapped.env, wrapped.pass_fds
+        else:
+            full_env, pass_fds = {**env, **secrets}, ()
         log_file = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
         try:
             process = subprocess.Popen(
                 argv,
-                env={**env, "COPILOT_CONNECTION_TOKEN": token},
+                env=full_env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                pass_fds=pass_fds,
                 preexec_fn=processes.die_with_parent if die_with_parent else None,
             )
         except OSError as error:
             if log_file is not None:
                 log_file.close()
             raise SidecarError(f"cannot start the Copilot CLI {binary}: {error}") from error
-        return cls(process, Redactor([token]), log_file)
+        finally:
+            if wrapped is not None:
+                wrapped.started()
+        sidecar = cls(process, Redactor(list(secrets.values())), log_file)
+        if wrapped is not None:
+            sidecar.public_port = wrapped.public_port
+        return sidecar
 
     def wait_ready(self, timeout: float, *, stop_requested: Callable[[], bool] = bool) -> None:
         """Return once the CLI listens; otherwise stop it and raise SidecarError,
@@ -236,8 +262,17 @@ class Sidecar:
             raise
 
     @property
+    def returncode(self) -> int | None:
+        """The CLI's exit status as `subprocess` gives it (-N: killed by signal N), also
+        in the sandbox, whose bubblewrap reports a death by signal N as 128 + N."""
+        code = self.process.returncode
+        if self.public_port is not None and code is not None and 128 < code <= 128 + 64:
+            return -(code - 128)
+        return code
+
+    @property
     def uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://127.0.0.1:{self.public_port or self.port}"
 
     def tail(self) -> str:
         with self._lock:
@@ -262,7 +297,7 @@ class Sidecar:
             if self._log_file is not None:
                 self._log_file.close()
                 self._log_file = None
-        return self.process.returncode
+        return self.returncode
 
     def __enter__(self) -> Sidecar:
         return self
@@ -288,7 +323,7 @@ class Sidecar:
                 for reader in self._readers:
                     reader.join(2)
                 raise SidecarError(
-                    f"the Copilot CLI exited with status {self.process.returncode} before "
+                    f"the Copilot CLI exited with status {self.returncode} before "
                     f"listening; its last output:\n{self.tail() or '(none)'}"
                 )
             if time.monotonic() > deadline:

@@ -3,17 +3,19 @@
 `python -m copilot_driver.report PATH [--format text|markdown]`, PATH being an
 events file or a session folder.
 
-- It reads only the events file (spec 3.3) and the `result.json` beside it,
-  never the driver's logs or the SDK, so it also reports on files written by
-  other conforming drivers, and on files from runs that crashed half-way.
+- It reads only the events file (spec 3.3), and the `result.json` and the
+  harness's `sandbox.json` beside it, never the driver's logs or the SDK, so it
+  also reports on files written by other conforming drivers, and on files from
+  runs that crashed half-way.
 - A report is most needed when a run went wrong, so parsing never raises on
   content (`parse`); only an unreadable *file* is an error.
 - Permission requests are named by `permissions.summary.summarise`, exactly as
   the denial logs name them (URL queries dropped).
 
 `parse` builds the `model` from the file's lines (`usage` reads the shutdown
-record and `result.json`); `text` and `markdown` render it, sharing the phrases
-of `summary`, the markdown with a `gantt` chart and within `limits`;
+record and `result.json`, `sandbox` the harness's `sandbox.json`); `text` and
+`markdown` render it, sharing the phrases of `summary`, the markdown with a
+`gantt` chart and within `limits`;
 `step_summary` wraps the markdown in the harness's account of the whole run;
 `cli` is the command.
 """
@@ -30,6 +32,12 @@ from copilot_driver.report.model import (
     Turn,
 )
 from copilot_driver.report.parse import events_file, load_timeline, parse_timeline
+from copilot_driver.report.sandbox import (
+    SANDBOX_FILE,
+    SandboxSummary,
+    read_sandbox_file,
+    sandbox_record,
+)
 from copilot_driver.report.step_summary import Attempt, RunOutcome, render_step_summary
 from copilot_driver.report.summary import REPORT_VERSION
 from copilot_driver.report.text import render_text
@@ -37,6 +45,7 @@ from copilot_driver.report.usage import ModelUsage, RunResult, Usage, read_resul
 
 __all__ = [
     "REPORT_VERSION",
+    "SANDBOX_FILE",
     "STEP_SUMMARY_LIMIT",
     "Attempt",
     "GuardStop",
@@ -46,6 +55,7 @@ __all__ = [
     "PolicyDenial",
     "RunOutcome",
     "RunResult",
+    "SandboxSummary",
     "Timeline",
     "ToolCallRecord",
     "Turn",
@@ -54,7 +64,9 @@ __all__ = [
     "load_timeline",
     "parse_timeline",
     "read_result",
+    "read_sandbox_file",
     "render_markdown",
     "render_step_summary",
     "render_text",
+    "sandbox_record",
 ]

@@ -14,6 +14,7 @@ from copilot_driver.report import summary
 from copilot_driver.report.gantt import gantt_chart
 from copilot_driver.report.limits import STEP_SUMMARY_LIMIT, clip, fit
 from copilot_driver.report.model import PermissionRecord, Timeline, ToolCallRecord
+from copilot_driver.report.sandbox import SandboxSummary
 
 CALL_ROWS_FIRST = 150
 CALL_ROWS_LAST = 50
@@ -36,14 +37,25 @@ _BACKTICKS = re.compile(r"`+")
 def render_markdown(timeline: Timeline) -> str:
     """For GitHub: tables, a quote of the answer, a Mermaid gantt; under
     `STEP_SUMMARY_LIMIT` bytes."""
-    out = ["## Copilot session timeline", "", *timeline_sections(timeline), "", footer(timeline)]
+    warning = sandbox_warning(timeline.sandbox)
+    out = [
+        "## Copilot session timeline",
+        "",
+        *warning,
+        *([""] if warning else []),
+        *timeline_sections(timeline, timeline.sandbox),
+        "",
+        footer(timeline),
+    ]
     return fit("\n".join(out) + "\n", STEP_SUMMARY_LIMIT)
 
 
-def timeline_sections(timeline: Timeline) -> list[str]:
-    """Everything but the heading and the footer, each part bounded."""
+def timeline_sections(timeline: Timeline, sandbox: SandboxSummary | None = None) -> list[str]:
+    """Everything but the heading and the footer, each part bounded; the sandbox's
+    section after the summary table when one is given."""
     return [
         *_summary_table(timeline),
+        *sandbox_section(sandbox),
         *_usage_section(timeline),
         *_calls_section(timeline),
         *_denials_section(timeline),
@@ -71,6 +83,49 @@ def code(text: str) -> str:
     fence = "`" * (1 + max((len(run) for run in _BACKTICKS.findall(flat)), default=0))
     pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
     return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def sandbox_warning(sandbox: SandboxSummary | None) -> list[str]:
+    """A GitHub alert when the tools ran outside the sandbox; nothing otherwise."""
+    if sandbox is None or not sandbox.off:
+        return []
+    return ["> [!WARNING]", f"> {summary.SANDBOX_OFF_WARNING}"]
+
+
+def sandbox_section(sandbox: SandboxSummary | None) -> list[str]:
+    """The mode, the hosts the egress proxy allows, the variables passed, and a table of
+    the connections it refused per host (most refused first)."""
+    if sandbox is None:
+        return []
+    rows = [("Mode", cell(summary.sandbox_mode(sandbox)))]
+    if sandbox.allowed_hosts or not sandbox.off:
+        rows.append(("Allowed hosts", _names(sandbox.allowed_hosts, "hosts")))
+    if sandbox.passed_env:
+        rows.append(("Passed environment", _names(sandbox.passed_env, "variables")))
+    if sandbox.egress_denied or not sandbox.off:
+        rows.append(("Egress denied", summary.denied_phrase(sandbox)))
+    out = ["", "### Sandbox", "", "| | |", "|---|---|"]
+    out += [f"| {name} | {value} |" for name, value in rows]
+    denied = sandbox.egress_denied
+    if denied:
+        out += ["", "| Egress denied | Connections |", "|---|---:|"]
+        out += [
+            f"| {cell(summary.sandbox_name(host))} | {summary.number(count)} |"
+            for host, count in denied[: summary.SANDBOX_LISTED]
+        ]
+        if len(denied) > summary.SANDBOX_LISTED:
+            out.append(f"| _... and {len(denied) - summary.SANDBOX_LISTED:,} more hosts_ | |")
+    return out
+
+
+def _names(names: tuple[str, ...], what: str) -> str:
+    """`a, b, c`, escaped for a cell, the first few only; `none` for none."""
+    if not names:
+        return "none"
+    listed = [cell(summary.sandbox_name(name)) for name in names[: summary.SANDBOX_LISTED]]
+    if len(names) > summary.SANDBOX_LISTED:
+        listed.append(f"_... and {len(names) - summary.SANDBOX_LISTED:,} more {what}_")
+    return ", ".join(listed)
 
 
 def _summary_table(timeline: Timeline) -> list[str]:

@@ -15,6 +15,7 @@ from copilot_driver import records
 from copilot_driver.formatting import shorten
 from copilot_driver.permissions.summary import url_without_secrets
 from copilot_driver.report.limits import clip
+from copilot_driver.report.sandbox import SandboxSummary
 from copilot_driver.report.usage import RunResult, Usage
 
 _PATH_TOOLS = frozenset({"view", "create", "edit", "str_replace", "str_replace_editor", "read"})
@@ -173,6 +174,8 @@ class Timeline:
     """From `session.shutdown`; None when the session never shut down."""
     result: RunResult | None = None
     """From the `result.json` beside the events file, when there is one."""
+    sandbox: SandboxSummary | None = None
+    """From the harness's `sandbox.json` beside the events file, when there is one."""
 
     @property
     def tool_calls(self) -> list[ToolCallRecord]:

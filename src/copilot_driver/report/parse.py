@@ -24,6 +24,7 @@ from typing import Any
 from copilot_driver import records
 from copilot_driver.permissions.summary import summarise
 from copilot_driver.report import model
+from copilot_driver.report.sandbox import SANDBOX_FILE, read_sandbox_file
 from copilot_driver.report.usage import read_result, usage_from_shutdown
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -40,13 +41,14 @@ def events_file(path: Path) -> Path:
 
 
 def load_timeline(path: Path) -> model.Timeline:
-    """An events file, or a session folder holding one, with the `result.json` beside
-    it when there is one. Raises OSError when the events file cannot be read; never
-    on its content."""
+    """An events file, or a session folder holding one, with the `result.json` and the
+    harness's `sandbox.json` beside it when there are. Raises OSError when the events
+    file cannot be read; never on its content."""
     events = events_file(path)
     with events.open(encoding="utf-8", errors="replace") as lines:
         timeline = parse_timeline(lines)
     timeline.result = read_result(events)
+    timeline.sandbox = read_sandbox_file(events.with_name(SANDBOX_FILE))
     return timeline
 
 

@@ -2,7 +2,9 @@
 
 It renders for every run the harness can have: one that failed before any
 session existed (no events file, so no timeline: the outcome alone), a
-success, and a failure with a timeline. It is always under
+success, and a failure with a timeline. The OS sandbox (the outcome's, else the
+one read from the session folder) comes before the session, and a run with the
+sandbox off opens with a warning. It is always under
 `STEP_SUMMARY_LIMIT` bytes of UTF-8, whatever it is given: every part is
 capped (`markdown` caps the timeline's), and `limits.fit` checks the whole.
 Redaction is the caller's job.
@@ -16,8 +18,16 @@ from dataclasses import dataclass
 
 from copilot_driver.report import summary
 from copilot_driver.report.limits import STEP_SUMMARY_LIMIT, clip, fit
-from copilot_driver.report.markdown import cell, code, footer, timeline_sections
+from copilot_driver.report.markdown import (
+    cell,
+    code,
+    footer,
+    sandbox_section,
+    sandbox_warning,
+    timeline_sections,
+)
 from copilot_driver.report.model import Timeline
+from copilot_driver.report.sandbox import SandboxSummary
 
 __all__ = ["STEP_SUMMARY_LIMIT", "Attempt", "RunOutcome", "render_step_summary"]
 
@@ -57,16 +67,25 @@ class RunOutcome:
     message: str | None
     """The cause and the fix; may be several lines."""
     attempts: tuple[Attempt, ...] = ()
+    sandbox: SandboxSummary | None = None
+    """The OS sandbox the tools ran in; None: the timeline's (`sandbox.json`), if any."""
 
 
 def render_step_summary(outcome: RunOutcome, timeline: Timeline | None) -> str:
     """The run's outcome (and its attempts, if there were several), then the session's
     timeline when there is one; under `STEP_SUMMARY_LIMIT` bytes."""
+    sandbox = outcome.sandbox
+    if sandbox is None and timeline is not None:
+        sandbox = timeline.sandbox
+    warning = sandbox_warning(sandbox)
     out = [
         _heading(outcome),
         *_outcome_table(outcome),
         *_message(outcome.message),
+        *([""] if warning else []),
+        *warning,
         *_attempts(outcome.attempts),
+        *sandbox_section(sandbox),
     ]
     if timeline is None:
         out += ["", "No session timeline: the run ended before the driver wrote an events file."]

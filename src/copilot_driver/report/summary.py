@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from copilot_driver import records
 from copilot_driver.report.limits import clip
 from copilot_driver.report.model import PolicyDenial, Timeline
+from copilot_driver.report.sandbox import MODE_UNKNOWN, SandboxSummary
 from copilot_driver.report.usage import ModelUsage, RunResult, Usage
 
 REPORT_VERSION = "report v2"
@@ -17,6 +18,15 @@ _UNKNOWN_LISTED = 10
 _REASON_CHARS = 300
 _RULE_CHARS = 200
 _ERROR_CHARS = 300
+_MODE_CHARS = 40
+SANDBOX_LISTED = 50
+"""Allowed hosts, hosts denied egress and passed variables listed, at most, each."""
+SANDBOX_NAME_CHARS = 200
+"""A host or a variable name: short in practice, but a tool chooses the hosts it asks for."""
+SANDBOX_OFF_WARNING = (
+    "The OS sandbox was off (--sandbox off): tools ran with the runner's full file system, "
+    "network and environment."
+)
 
 
 def duration(ms: float | None) -> str:
@@ -183,3 +193,28 @@ def allow_rule(policy: PolicyDenial) -> str | None:
 
 
 NO_ALLOW_RULE = "no allow rule can permit this"
+
+
+def sandbox_mode(sandbox: SandboxSummary) -> str:
+    """`workspace`, `off`, or `unknown (sandbox.json does not say)`."""
+    if sandbox.mode == MODE_UNKNOWN:
+        return f"{MODE_UNKNOWN} (sandbox.json does not say)"
+    return sandbox_name(sandbox.mode, _MODE_CHARS)
+
+
+def sandbox_name(name: str, limit: int = SANDBOX_NAME_CHARS) -> str:
+    """A host or variable name on one line, shortened, with control characters as `?`:
+    a tool picks the host names it connects to, and they reach terminals and pages."""
+    return "".join(char if char.isprintable() else "?" for char in clip(name, limit))
+
+
+def denied_phrase(sandbox: SandboxSummary) -> str:
+    """`15 connections to 2 hosts`, or `none`."""
+    if not sandbox.egress_denied:
+        return "none"
+    hosts = len(sandbox.egress_denied)
+    total = sandbox.denied_connections
+    return (
+        f"{number(total)} connection{'' if total == 1 else 's'} "
+        f"to {hosts:,} host{'' if hosts == 1 else 's'}"
+    )

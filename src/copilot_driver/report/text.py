@@ -7,6 +7,7 @@ import textwrap
 from copilot_driver.formatting import shorten
 from copilot_driver.report import summary
 from copilot_driver.report.model import PermissionRecord, Timeline, Turn
+from copilot_driver.report.sandbox import SandboxSummary
 
 _WIDTH = 96
 """Text lines stay within this many columns (a 100-column terminal, with margin)."""
@@ -18,7 +19,7 @@ _TOTALS = " " * 15
 
 def render_text(timeline: Timeline) -> str:
     """For a terminal: plain ASCII, one line per tool call, within ~96 columns."""
-    out = _header(timeline)
+    out = _header(timeline) + _sandbox_lines(timeline.sandbox)
     tool_width = min(18, max((len(call.tool) for call in timeline.tool_calls), default=4))
     widest = max((len(call.what) for call in timeline.tool_calls), default=0)
     what_width = max(8, min(_WIDTH - 34 - tool_width, widest))
@@ -87,6 +88,44 @@ def _header(timeline: Timeline) -> list[str]:
     if not timeline.events:
         out += ["", "No events."]
     return out
+
+
+def _sandbox_lines(sandbox: SandboxSummary | None) -> list[str]:
+    """The mode (and a warning when it was off), the hosts the egress proxy allows, the
+    variables passed, and the connections it refused per host, most refused first."""
+    if sandbox is None:
+        return []
+    out = ["", f"Sandbox: {summary.sandbox_mode(sandbox)}"]
+    if sandbox.off:
+        warning = f"  WARNING: {summary.SANDBOX_OFF_WARNING}"
+        out += textwrap.wrap(warning, _WIDTH, subsequent_indent=" " * 11)
+    if sandbox.allowed_hosts or not sandbox.off:
+        out += _names_lines("  allowed hosts  ", sandbox.allowed_hosts, "hosts")
+    if sandbox.passed_env:
+        out += _names_lines("  passed env     ", sandbox.passed_env, "variables")
+    denied = sandbox.egress_denied
+    if not denied:
+        return out if sandbox.off else [*out, "  egress denied  none"]
+    listed = denied[: summary.SANDBOX_LISTED]
+    width = max(len(summary.number(count)) for _, count in listed)
+    for i, (host, count) in enumerate(listed):
+        label = "  egress denied  " if i == 0 else _TOTALS + "  "
+        out.append(_fit(f"{label}{summary.number(count):>{width}}  ", summary.sandbox_name(host)))
+    if len(denied) > summary.SANDBOX_LISTED:
+        out.append(f"{_TOTALS}  ... and {len(denied) - summary.SANDBOX_LISTED:,} more hosts")
+    return out
+
+
+def _names_lines(prefix: str, names: tuple[str, ...], what: str) -> list[str]:
+    """`a, b, c` wrapped under `prefix`, the first few only; `none` for none."""
+    listed = [summary.sandbox_name(name) for name in names[: summary.SANDBOX_LISTED]]
+    if len(names) > summary.SANDBOX_LISTED:
+        listed.append(f"... and {len(names) - summary.SANDBOX_LISTED:,} more {what}")
+    text = prefix + (", ".join(listed) if listed else "none")
+    indent = " " * len(prefix)
+    return textwrap.wrap(
+        text, _WIDTH, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False
+    )
 
 
 def _turn_lines(timeline: Timeline, turn: Turn, tool_width: int, what_width: int) -> list[str]:

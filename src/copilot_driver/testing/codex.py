@@ -98,9 +98,16 @@ def codex_environment(
     link = bin_dir / "codex"
     if not link.exists():
         link.symlink_to(locate_codex(binary))
+    # Where bubblewrap is installed, Codex runs its tools under it through a helper it
+    # links into CODEX_HOME, and refuses to when CODEX_HOME lies in the temporary
+    # folder (its tools then fail with `execvp codex-linux-sandbox`): a test's HOME is
+    # under /tmp, so its temporary folder is made elsewhere.
+    scratch = home / "tmp"
+    scratch.mkdir(exist_ok=True)
     env = {key: os.environ[key] for key in _PASSED_THROUGH if key in os.environ}
     env.update(
         HOME=str(home),
+        TMPDIR=str(scratch),
         CODEX_HOME=str(codex_home),
         PATH=os.pathsep.join(filter(None, (str(bin_dir), env.get("PATH")))),
     )

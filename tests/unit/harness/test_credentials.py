@@ -51,3 +51,15 @@ def test_a_cli_config_without_a_login_does_not(tmp_path: Path) -> None:
     (tmp_path / ".copilot").mkdir()
     (tmp_path / ".copilot" / "config.json").write_text('{"banner": "never"}')
     assert credential_problem({"HOME": str(tmp_path)}) is not None
+
+
+def test_in_the_sandbox_a_stored_login_does_not_count_and_the_fix_is_named(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".config" / "gh").mkdir(parents=True)
+    (tmp_path / ".config" / "gh" / "hosts.yml").write_text("github.com:\n    user: octocat\n")
+    problem = credential_problem({"HOME": str(tmp_path)}, sandboxed=True)
+    assert problem is not None
+    assert "COPILOT_GITHUB_TOKEN=$(gh auth token)" in problem
+    assert "--sandbox off" in problem
+    assert credential_problem({"HOME": str(tmp_path), "GH_TOKEN": "t"}, sandboxed=True) is None

@@ -11,10 +11,13 @@ from hypothesis import strategies as st
 
 from copilot_driver.env import GITHUB_CREDENTIALS
 from copilot_driver.harness.environment import (
+    SIDECAR_PASSED,
+    SIDECAR_PASSED_PREFIXES,
     driver_environment,
     new_connection_token,
     send_timeout_from_minutes,
     sidecar_arguments,
+    sidecar_environment,
 )
 from copilot_driver.permissions.config import (
     SERVER_ARGS_VARIABLE,
@@ -217,3 +220,149 @@ def test_owned_flags_never_survive(args: list[str]) -> None:
     kept, _, _ = sidecar_arguments(json.dumps(args))
     for flag in ("--headless", "--no-auto-update", "--port", "--log-level"):
         assert not any(arg == flag or arg.startswith(flag + "=") for arg in kept)
+
+
+# -- the sidecar's environment -------------------------------------------------------------
+
+RUNNER = {
+    "PATH": "/usr/bin",
+    "HOME": "/home/runner",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "LC_CTYPE": "C.UTF-8",
+    "JAVA_HOME": "/usr/lib/jvm/17",
+    "JAVA_HOME_21_X64": "/usr/lib/jvm/21",
+    "GITHUB_REPOSITORY": "owner/repo",
+    "GITHUB_SHA": "abc123",
+    "GITHUB_WORKSPACE": "/home/runner/work/repo",
+    "RUNNER_OS": "Linux",
+    "COPILOT_MODEL": "gpt-4.1",
+    "COPILOT_PROVIDER_BASE_URL": "https://llm.example.com",
+    "XDG_CACHE_HOME": "/home/runner/.cache",
+}
+KEPT_OUT = {
+    "GITHUB_OUTPUT": "/home/runner/work/_temp/_runner_file_commands/set_output_1",
+    "GITHUB_ENV": "/home/runner/work/_temp/_runner_file_commands/set_env_1",
+    "GITHUB_PATH": "/home/runner/work/_temp/_runner_file_commands/add_path_1",
+    "GITHUB_STEP_SUMMARY": "/home/runner/work/_temp/_runner_file_commands/summary_1",
+    "GITHUB_EVENT_PATH": "/home/runner/work/_temp/_github_workflow/event.json",
+    "ACTIONS_RUNTIME_TOKEN": "canary-actions-runtime",
+    "ACTIONS_ID_TOKEN_REQUEST_URL": "https://canary-oidc.example",
+    "ACTIONS_CACHE_URL": "https://canary-cache.example",
+    "SSH_AUTH_SOCK": "/tmp/ssh-canary/agent.1",
+    "NPM_TOKEN": "canary-npm",
+    "DEPLOY_KEY": "canary-deploy-key",
+    "AWS_SECRET_ACCESS_KEY": "canary-aws",
+    "OPENAI_API_KEY": "canary-openai",
+    "PIP_INDEX_URL": "https://user:canary-pip@pypi.example/simple",
+    "NPM_CONFIG_REGISTRY": "https://canary-npm.example",
+    "npm_config__auth": "canary-npm-auth",
+    "GH_ENTERPRISE_TOKEN": "canary-ghe",
+    "GITHUB_ENTERPRISE_TOKEN": "canary-ghe2",
+}
+TOKENS = {
+    "COPILOT_GITHUB_TOKEN": "github_pat_first",
+    "GH_TOKEN": "gho_second",
+    "GITHUB_TOKEN": "ghs_third",
+}
+PROVIDER_KEY = {"COPILOT_PROVIDER_API_KEY": "canary-provider-key"}
+
+
+def test_the_sidecar_keeps_what_programs_need() -> None:
+    plain, _ = sidecar_environment({**RUNNER, **KEPT_OUT, **TOKENS, **PROVIDER_KEY})
+    assert plain == RUNNER
+
+
+@pytest.mark.parametrize("name", sorted(KEPT_OUT))
+def test_runner_files_and_secrets_stay_with_the_harness(name: str) -> None:
+    plain, credentials = sidecar_environment({**RUNNER, name: KEPT_OUT[name]})
+    assert name not in plain
+    assert KEPT_OUT[name] not in plain.values()
+    assert credentials == {}
+
+
+def test_no_credential_is_plain() -> None:
+    plain, credentials = sidecar_environment({**RUNNER, **TOKENS, **PROVIDER_KEY})
+    for name in (*TOKENS, *PROVIDER_KEY):
+        assert name not in plain
+    assert not set(plain.values()) & {*TOKENS.values(), *PROVIDER_KEY.values()}
+    assert credentials == {
+        "COPILOT_GITHUB_TOKEN": "github_pat_first",
+        "COPILOT_PROVIDER_API_KEY": "canary-provider-key",
+    }
+
+
+@pytest.mark.parametrize(
+    ("tokens", "expected"),
+    [
+        (TOKENS, "github_pat_first"),
+        ({"GH_TOKEN": "gho_second", "GITHUB_TOKEN": "ghs_third"}, "gho_second"),
+        ({"GITHUB_TOKEN": "ghs_third"}, "ghs_third"),
+        ({"COPILOT_GITHUB_TOKEN": "  ", "GH_TOKEN": "", "GITHUB_TOKEN": "ghs_third"}, "ghs_third"),
+        ({"COPILOT_GITHUB_TOKEN": " ", "GH_TOKEN": "gho_second"}, "gho_second"),
+        ({"COPILOT_GITHUB_TOKEN": "", "GH_TOKEN": "\t"}, None),
+        ({"GH_ENTERPRISE_TOKEN": "ghe"}, None),
+        ({}, None),
+    ],
+)
+def test_the_sidecar_gets_one_platform_token_by_the_clis_preference(
+    tokens: dict[str, str], expected: str | None
+) -> None:
+    _, credentials = sidecar_environment({**RUNNER, **tokens})
+    assert credentials.get("COPILOT_GITHUB_TOKEN") == expected
+    assert set(credentials) <= {"COPILOT_GITHUB_TOKEN"}
+
+
+def test_an_empty_provider_key_is_no_credential() -> None:
+    _, credentials = sidecar_environment({**RUNNER, "COPILOT_PROVIDER_API_KEY": ""})
+    assert credentials == {}
+
+
+def test_pass_env_adds_named_variables_even_secret_ones() -> None:
+    base = {**RUNNER, **KEPT_OUT, **TOKENS}
+    plain, credentials = sidecar_environment(
+        base, pass_env=("NPM_TOKEN", "PIP_INDEX_URL", "GH_TOKEN", "NOT_SET_ANYWHERE")
+    )
+    assert plain == {
+        **RUNNER,
+        "NPM_TOKEN": "canary-npm",
+        "PIP_INDEX_URL": "https://user:canary-pip@pypi.example/simple",
+        "GH_TOKEN": "gho_second",
+    }
+    assert "NOT_SET_ANYWHERE" not in plain
+    assert credentials == {"COPILOT_GITHUB_TOKEN": "github_pat_first"}
+
+
+def test_the_base_is_not_modified_by_the_split() -> None:
+    base = {**RUNNER, **KEPT_OUT, **TOKENS}
+    copy = dict(base)
+    sidecar_environment(base, pass_env=("NPM_TOKEN",))
+    assert base == copy
+
+
+NAMES = st.one_of(
+    st.sampled_from(sorted(SIDECAR_PASSED)),
+    st.sampled_from(sorted({*KEPT_OUT, *TOKENS, *PROVIDER_KEY})),
+    st.from_regex(
+        r"(LC_|JAVA_HOME_|GITHUB_|ACTIONS_|COPILOT_)?[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True
+    ),
+)
+
+
+def is_passed(name: str, pass_env: tuple[str, ...]) -> bool:
+    return name in SIDECAR_PASSED or name.startswith(SIDECAR_PASSED_PREFIXES) or name in pass_env
+
+
+@given(st.lists(NAMES, unique=True, max_size=25), st.lists(NAMES, max_size=4))
+def test_no_unlisted_value_ever_reaches_the_plain_part(
+    names: list[str], pass_env: list[str]
+) -> None:
+    base = {name: f"value-{index}-of-{name}" for index, name in enumerate(names)}
+    plain, credentials = sidecar_environment(base, pass_env=tuple(pass_env))
+    for name, value in base.items():
+        if is_passed(name, tuple(pass_env)):
+            assert plain[name] == value
+        else:
+            assert value not in plain.values()
+    assert set(plain) <= set(base)
+    assert set(credentials) <= {"COPILOT_GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"}

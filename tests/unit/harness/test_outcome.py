@@ -13,7 +13,7 @@ def test_every_kind_gets_a_title_and_a_fix(kind: str | None) -> None:
     explanation = explain(1, kind, "it failed")
     assert explanation.title
     # The harness's own checks name the fix in their message; every other kind has one here.
-    assert explanation.fix or kind in ("cli_not_found", "no_credential")
+    assert explanation.fix or kind in ("cli_not_found", "no_credential", "sandbox_unavailable")
     assert explanation.title[0].isupper()
     assert "\n" not in explanation.title
 

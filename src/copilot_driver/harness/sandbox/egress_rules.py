@@ -1,0 +1,189 @@
+"""Which hosts the sandbox's egress proxy lets through: pure, tested without sockets.
+
+A rule is `HOST` (that host and its subdomains, on ports 80 and 443) or
+`HOST:PORT` (that host and its subdomains, on that port only); an IP literal
+matches only itself. Names are compared lower-cased without a trailing dot;
+anything that is not a plain host name or IP literal is refused when the rule
+is given, and never matches when it is asked for (fail closed).
+
+The model endpoint the sidecar needs is added by the harness itself: the
+configured providers' `host:port`, and the Copilot API hosts when the sidecar
+has a GitHub credential or no provider.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from copilot_driver import env as contract
+
+WEB_PORTS = (80, 443)
+COPILOT_API_HOSTS = (
+    "githubcopilot.com:443",
+    "api.github.com:443",
+    "github.com:443",
+    "copilot-proxy.githubusercontent.com:443",
+    "origin-tracker.githubusercontent.com:443",
+    "copilot-telemetry.githubusercontent.com:443",
+)
+"""Where the Copilot CLI sends its model and token requests (`githubcopilot.com`
+covers `api.githubcopilot.com` and the individual, business and enterprise hosts)."""
+
+_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
+
+
+class EgressRuleError(ValueError):
+    """An `--allow-domain` value that is not a host or host:port."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    host: str
+    ports: tuple[int, ...]
+    subdomains: bool
+    """Whether names under `host` match too (never for an IP literal or a provider URL)."""
+
+    def __str__(self) -> str:
+        ports = "" if self.ports == WEB_PORTS else f":{self.ports[0]}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}{ports}"
+
+    def allows(self, host: str, port: int) -> bool:
+        if port not in self.ports:
+            return False
+        return host == self.host or (self.subdomains and host.endswith("." + self.host))
+
+
+def parse_rule(text: str) -> Rule:
+    """`HOST` or `HOST:PORT` (`[IPv6]:PORT` for an IPv6 literal); raises EgressRuleError."""
+    host, port = _split_host_port(text.strip())
+    normal = normalise_host(host)
+    if normal is None:
+        raise EgressRuleError(
+            f"{text!r} is not a host name or IP address: give HOST or HOST:PORT, e.g. "
+            "pypi.org or registry.npmjs.org:443"
+        )
+    ports = WEB_PORTS if port is None else (port,)
+    return Rule(normal, ports, subdomains=not _is_address(normal))
+
+
+def normalise_host(host: str) -> str | None:
+    """The host as compared (lower case, no trailing dot, IPv6 unbracketed), or None."""
+    host = host.strip().lower()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    host = host.removesuffix(".")
+    labels = host.split(".")
+    if not host or len(host) > 253 or not all(_LABEL.match(label) for label in labels):
+        return None
+    if _NUMERIC_LABEL.fullmatch(labels[-1]):  # 127.1, 0x7f.1, 0x7f000001: the resolver
+        return None  # reads these as IP addresses, yet none is a canonical IP literal
+    return host
+
+
+def is_ip_literal(host: str) -> bool:
+    return _is_address(host)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _split_host_port(text: str) -> tuple[str, int | None]:
+    if text.startswith("["):
+        host, closed, rest = text[1:].partition("]")
+        if not closed or ":" not in host:
+            raise EgressRuleError(f"{text!r}: brackets hold an IPv6 address, e.g. [2001:db8::1]")
+        if not rest:
+            return host, None
+        if not rest.startswith(":"):
+            raise EgressRuleError(f"{text!r}: after an IPv6 address in brackets comes :PORT")
+        return host, _port(rest[1:], text)
+    if text.count(":") == 1:
+        host, _, port = text.partition(":")
+        return host, _port(port, text)
+    return text, None  # a bare name, or an IPv6 literal without brackets
+
+
+def _port(text: str, whole: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 65536:
+        raise EgressRuleError(f"{whole!r} has no valid port (1-65535) after the colon")
+    return int(text)
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    """The proxy's rules: the model endpoint's, then the user's `--allow-domain` ones."""
+
+    rules: tuple[Rule, ...]
+
+    def allows(self, host: str, port: int) -> bool:
+        normal = normalise_host(host)
+        return normal is not None and any(rule.allows(normal, port) for rule in self.rules)
+
+    def hosts(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(str(rule) for rule in self.rules))
+
+
+def model_endpoints(env: Mapping[str, str]) -> tuple[Rule, ...]:
+    """What the sidecar needs to reach its model, read from the harness's environment:
+    each configured provider's host:port, and the Copilot API hosts when the sidecar
+    has a GitHub credential or no provider at all."""
+    urls = [env.get(contract.PROVIDER_BASE_URL.name, "")]
+    urls += _catalog_urls(env.get(contract.PROVIDER_CATALOG.name))
+    rules = [rule for rule in (_url_rule(url) for url in urls if url.strip()) if rule]
+    has_token = any(env.get(name, "").strip() for name in contract.PLATFORM_TOKENS)
+    if has_token or not rules:
+        rules += [parse_rule(host) for host in COPILOT_API_HOSTS]
+    return tuple(rules)
+
+
+def build_allowlist(env: Mapping[str, str], allow_domains: Iterable[str]) -> Allowlist:
+    """The model endpoint's rules and the user's; raises EgressRuleError for a bad one."""
+    return Allowlist((*model_endpoints(env), *(parse_rule(text) for text in allow_domains)))
+
+
+def _url_rule(url: str) -> Rule | None:
+    """A provider URL's exact host:port (the scheme's port when none is given)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+    host = normalise_host(parts.hostname or "")
+    if host is None or port is None:
+        return None  # the driver refuses such a URL itself; nothing is opened for it
+    return Rule(host, (port,), subdomains=False)
+
+
+def _catalog_urls(raw: str | None) -> list[str]:
+    """Every provider `baseUrl` of gh-aw's catalog; nothing when it is unreadable (the
+    driver then refuses the catalog, so no session starts)."""
+    if not raw or not raw.strip():
+        return []
+    try:
+        catalog = json.loads(raw)
+    except ValueError:
+        return []
+    providers = catalog.get("providers") if isinstance(catalog, dict) else None
+    if not isinstance(providers, list):
+        return []
+    return [
+        entry["baseUrl"]
+        for entry in providers
+        if isinstance(entry, dict) and isinstance(entry.get("baseUrl"), str)
+    ]

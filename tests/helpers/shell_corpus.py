@@ -360,6 +360,15 @@ FAMILIES: tuple[Family, ...] = (
         "tar -cf /dev/null --use-compress-program='touch MARKER' F",
     ),
     Family("tar-I", _TAR, "tar -I 'touch MARKER' -cf /dev/null F"),
+    # Quoted digits glued to a redirection: an argument to bash, a descriptor to the old
+    # reader, so every later word was read one place off.
+    Family(
+        "quoted-digits-shift-git",
+        _GIT,
+        "git -C R --namespace ''1</dev/null -c 'alias.x=!touch MARKER' x",
+        "R/MARKER",
+    ),
+    Family("quoted-digits-shift-sed", _SED, "sed -n -l ''1</dev/null '1e touch MARKER' p F"),
 )
 
 ORDINARY_RULES = tuple(

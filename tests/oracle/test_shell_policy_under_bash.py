@@ -160,6 +160,8 @@ TARGETED = (
     "ls 'a\\\nb'",  # but not inside single quotes
     "ls a\\\\\ntouch M",  # an escaped backslash, then a newline
     "git log a#b; touch M",  # `#` inside a word starts no comment
+    "ls ''1</dev/null F",  # quoted digits glued to `<` are an argument, not a descriptor
+    'ls F ""2>/dev/null',
     "ls *",  # globs (the working folder holds files named -c and -exec)
     "ls [-]c",
     "ls {a,b}",  # brace expansion
@@ -178,6 +180,8 @@ MUTATED_READINGS: dict[str, Callable[[str], str]] = {
     "comments-anywhere": lambda text: text.split("#", 1)[0],
     # Glob, brace and tilde characters taken as literal.
     "expansions-unchecked": lambda text: re.sub(r"([*?\[{~])", r"'\1'", text),
+    # Digits glued to a redirection taken as its descriptor even when quotes touch them.
+    "quoted-digits-as-descriptor": lambda text: re.sub(r"(?:''|\"\")(\d+)(?=[<>])", r"\1", text),
     # `\` + backslash-newline + x read as an escaped x.
     "escape-reads-through-continuations": lambda text: text.replace("\\\\\n", "\\"),
 }

@@ -369,7 +369,9 @@ class _Lexer:
         fd = ""
         glued = self._glued_word(start)
         if glued is not None:
-            digits = glued.views[-1]
+            # bash reads a descriptor only from a word written as bare digits: `''1<` and
+            # `"2">` are the argument `1` (or `2`) and then a redirection of stdin (stdout).
+            digits = self.text[glued.start : glued.end].replace("\\\n", "")
             if char == "&" or len(glued.values) > 1 or not digits or not set(digits) <= _DIGITS:
                 raise ShellParseError(
                     f"the word `{glued.values[-1]}` glued to a redirection "

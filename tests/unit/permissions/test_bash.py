@@ -87,10 +87,11 @@ def test_line_continuations_as_bash_removes_them(
 
 
 def test_a_continuation_inside_an_operator_or_descriptor_joins_it() -> None:
-    (command,) = parse_command("git log 2\\\n>/dev/null &\\\n> /dev/null")
+    (command,) = parse_command("git log 2\\\n>/dev/null &\\\n> /dev/null 1\\\n2>/dev/null")
     assert command.redirections == (
         Redirection("2", ">", "/dev/null"),
         Redirection("", "&>", "/dev/null"),
+        Redirection("12", ">", "/dev/null"),
     )
 
 
@@ -217,6 +218,10 @@ def test_a_spaced_digit_is_an_argument_and_a_redirection_may_come_first() -> Non
         ("ls {HOME}>/dev/null", "glued to a redirection"),
         ("ls x>/dev/null", "glued to a redirection"),
         ("ls '2'>/dev/null", "glued to a redirection"),
+        # bash reads a descriptor only from bare digits: these are the argument 1 (or 2)
+        ("ls ''1</dev/null x", "glued to a redirection"),
+        ("ls 1''</dev/null", "glued to a redirection"),
+        ('ls ""2>/dev/null', "glued to a redirection"),
         ("ls 2&>/dev/null", "glued to a redirection"),
         ("if ls; then ls; fi", "keyword `if`"),
         ("'if' x", "keyword `if`"),

@@ -139,7 +139,4 @@ def sidecar_environment(
     key = base.get(contract.PROVIDER_API_KEY.name)
     if key:
         credentials[contract.PROVIDER_API_KEY.name] = key
-    for name in pass_env:  # asked for by name: the tools get it as given
-        if name in base:
-            plain[name] = base[name]
     return plain, credentials

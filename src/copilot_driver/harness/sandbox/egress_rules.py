@@ -70,7 +70,7 @@ def parse_rule(text: str) -> Rule:
             "pypi.org or registry.npmjs.org:443"
         )
     ports = WEB_PORTS if port is None else (port,)
-    return Rule(normal, ports, subdomains=not _is_address(normal))
+    return Rule(normal, ports, subdomains=not is_ip_literal(normal))
 
 
 def normalise_host(host: str) -> str | None:
@@ -92,10 +92,6 @@ def normalise_host(host: str) -> str | None:
 
 
 def is_ip_literal(host: str) -> bool:
-    return _is_address(host)
-
-
-def _is_address(host: str) -> bool:
     try:
         ipaddress.ip_address(host)
     except ValueError:

@@ -112,6 +112,8 @@ class Sandbox:
         self.bwrap = bwrap
         self.binary = binary
         self.layout = layout
+        self.arguments = bwrap_arguments(layout, path_kind)
+        """bubblewrap's arguments, read off the host once: the probe runs exactly these."""
         self.allowlist = allowlist
         self.proxy: EgressProxy | None = None
         self.warnings: list[str] = []
@@ -180,7 +182,7 @@ class Sandbox:
 
     def probe(self) -> None:
         """Run `true` in these very namespaces and mounts: a restricted host fails here."""
-        argv = [self.bwrap, *bwrap_arguments(self.layout, path_kind), "--", "true"]
+        argv = [self.bwrap, *self.arguments, "--", "true"]
         try:
             done = subprocess.run(
                 argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False
@@ -228,7 +230,7 @@ class Sandbox:
             env.pop(name, None)
         wrapped = [
             self.bwrap,
-            *bwrap_arguments(self.layout, path_kind),
+            *self.arguments,
             "--",
             os.path.realpath(sys.executable),
             "-I",

@@ -24,8 +24,12 @@ MERMAID_VERSION := 11.17.2
 JSDOM_VERSION := 28.1.0
 MERMAID_CACHE := .cache/mermaid
 MERMAID := $(MERMAID_CACHE)/node_modules/mermaid/package.json
-# The shell policy's execution oracle runs bash under Debian's strace (tests only).
-STRACE := /usr/bin/strace
+# The shell policy's execution oracle runs bash under Debian's strace, and shows each
+# attack it tests to be real with the real program (tests only): Debian's packages.
+# Every awk there is runs the awk programs the policy covers (awk is any of them).
+ORACLE_PACKAGES := strace rsync gawk original-awk zip openssh-client sqlite3 cmake
+ORACLE_PROGRAMS := /usr/bin/strace /usr/bin/rsync /usr/bin/gawk /usr/bin/original-awk \
+	/usr/bin/zip /usr/bin/scp /usr/bin/sqlite3 /usr/bin/cmake
 # The harness's OS sandbox (on by default): Debian's bubblewrap, for the demo and the tests.
 BWRAP := /usr/bin/bwrap
 # The wheels the package and its `testing` extra install, downloaded once: the wheel
@@ -91,10 +95,11 @@ $(MERMAID):
 		--prefix $(MERMAID_CACHE) mermaid@$(MERMAID_VERSION) jsdom@$(JSDOM_VERSION)
 	test -f $@ && touch $@
 
-$(STRACE):
-	apt-get install -y -qq --no-install-recommends strace >/dev/null \
-		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace >/dev/null; }
-	test -x $@
+$(ORACLE_PROGRAMS) &:
+	apt-get install -y -qq --no-install-recommends $(ORACLE_PACKAGES) >/dev/null \
+		|| { apt-get update -qq \
+			&& apt-get install -y -qq --no-install-recommends $(ORACLE_PACKAGES) >/dev/null; }
+	for program in $(ORACLE_PROGRAMS); do test -x $$program || exit 1; done
 
 $(BWRAP):
 	apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null \
@@ -102,7 +107,7 @@ $(BWRAP):
 	test -x $@
 
 # The gates run first: lint, format, types, then the dependency contracts.
-test: lint $(STRACE) $(BWRAP) $(MERMAID)
+test: lint $(ORACLE_PROGRAMS) $(BWRAP) $(MERMAID)
 	$(BIN)/python -m pytest
 
 demo: $(VENV)/.demo-installed $(COPILOT_CLI) $(BWRAP)

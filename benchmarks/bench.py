@@ -109,7 +109,8 @@ TARGETS = {
     "peak_rss_mb": ("<=", 80.0),
     "sink_events_per_s": (">=", 50_000.0),
     "decision_us": ("<", 50.0),
-    "long_command_ms": ("<", 50.0),
+    "long_command_ms": ("<=", 10.0),
+    "oversized_command_ms": ("<=", 1.0),
     "long_command_growth": ("<=", 32.0),
     "harness_whole_to_sequential": ("<", 1.0),
     "harness_sandboxed_to_off": ("<=", 1.10),
@@ -128,9 +129,26 @@ LONG_COMMAND_SHAPES = {
     "quoted-words": ("git log ", "'a' "),
     "escaped-words": ("git log ", "\\a "),
     "tiny-commands": ("ls", ";ls"),
-    "unterminated-quote": ('git log "', "a"),
+    "unterminated-quote": ('git log "x', "a"),
+    "single-quoted": ("git commit -m '", "a"),
+    "double-quoted": ('git commit -m "', "Done! "),
+    "ranges": ("git log ", "HEAD@{1}..HEAD "),
+    "nested-braces": ("git log x", "{"),
+    "sed-open-braces": ("sed -e '", "{"),
+    "sed-close-braces": ("sed -n '", "}"),
+    "awk-program": ("awk '", "$3 > 100 {print $1} "),
+    "sed-branches": ("sed -n '", "b;"),
+    "sed-negations": ("sed -n '1", "!"),
+    "sed-appends": ("sed '", "a\n"),
+    "awk-fields": ("awk '{print ", "$"),
+    "awk-comparisons": ("awk '", "$1>"),
+    "awk-parentheses": ("awk 'BEGIN{x=", "(a"),
 }
-"""Shape -> (head, piece repeated up to the size); a `'` is closed at the end if opened."""
+"""Shape -> (head, piece repeated up to the size); a quote the head opens is closed at the end,
+then a file operand follows. The hunt's `{{{` and long quotes are here: lines the policy once
+took 40-90 ms to decide at 64 KiB."""
+OVERSIZED_COMMAND_KIB = 1024
+"""A line over the 64 KiB limit: refused before it is read, so in microseconds."""
 
 
 def _run(argv: Sequence[str], env: dict[str, str], timeout: float = 120) -> dict[str, Any]:
@@ -265,30 +283,38 @@ def bench_policy(rounds: int = 20_000) -> dict[str, float]:
 
 def long_command(shape: str, kib: int) -> str:
     head, piece = LONG_COMMAND_SHAPES[shape]
-    text = head + piece * ((kib * 1024 - len(head)) // len(piece))
-    return text + "' F" if head.endswith("'") else text
+    end = head[-1] + " F" if head[-1] in "'\"" else ""
+    return head + piece * ((kib * 1024 - len(head) - len(end)) // len(piece)) + end
 
 
 def bench_long_commands(rounds: int = 5) -> dict[str, Any]:
-    """Decision time per shape and size (best of `rounds`), and the 64 vs 4 KiB growth."""
-    rules = ("shell(git:*)", "shell(sed:*)")
+    """Decision time per shape and size (the slowest of `rounds`: every decision counts),
+    the 64 vs 4 KiB growth, and the time to refuse a line over the limit."""
+    rules = ("shell(git:*)", "shell(sed:*)", "shell(awk:*)")
     policy = Policy(PermissionConfig(allowed_tools=rules))
-    times: dict[str, dict[int, float]] = {}
-    for shape in LONG_COMMAND_SHAPES:
-        times[shape] = {}
-        for kib in LONG_COMMAND_KIB:
-            request = {"kind": "shell", "fullCommandText": long_command(shape, kib)}
-            best = float("inf")
-            for _ in range(rounds):
-                started = time.perf_counter()
-                policy.decide(request)
-                best = min(best, time.perf_counter() - started)
-            times[shape][kib] = best * 1000
+
+    def slowest(text: str) -> float:
+        request = {"kind": "shell", "fullCommandText": text}
+        policy.decide(request)  # warm caches
+        worst = 0.0
+        for _ in range(rounds):
+            started = time.perf_counter()
+            policy.decide(request)
+            worst = max(worst, time.perf_counter() - started)
+        return worst * 1000
+
+    times = {
+        shape: {kib: slowest(long_command(shape, kib)) for kib in LONG_COMMAND_KIB}
+        for shape in LONG_COMMAND_SHAPES
+    }
     small, large = LONG_COMMAND_KIB[0], LONG_COMMAND_KIB[-1]
     return {
         "ms": times,
         "slowest_64kib_ms": max(t[large] for t in times.values()),
         "growth": max(t[large] / t[small] for t in times.values()),
+        "oversized_ms": max(
+            slowest(long_command(shape, OVERSIZED_COMMAND_KIB)) for shape in LONG_COMMAND_SHAPES
+        ),
     }
 
 
@@ -566,6 +592,7 @@ def _check_targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "decision_us": results["policy"]["decision_us"],
         "long_command_ms": results["long_commands"]["slowest_64kib_ms"],
         "long_command_growth": results["long_commands"]["growth"],
+        "oversized_command_ms": results["long_commands"]["oversized_ms"],
         "harness_whole_to_sequential": results["harness"]["whole_to_sequential"],
         "harness_sandboxed_to_off": results["harness"]["sandboxed_to_off"],
         "sidecar_memory_sandboxed_to_off": results["sidecar_memory"]["sandboxed_to_off"],
@@ -663,6 +690,8 @@ def _markdown(results: dict[str, Any]) -> str:
     for shape, by_size in long.items():
         cells = " | ".join(f"{by_size[k]:.2f} ms" for k in LONG_COMMAND_KIB)
         lines.append(f"| {shape} | {cells} |")
+    oversized = results["long_commands"]["oversized_ms"]
+    lines.append(f"\nA {OVERSIZED_COMMAND_KIB} KiB line is refused in {oversized:.3f} ms.")
     return "\n".join(lines)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from datetime import UTC, datetime
 
 ELLIPSIS = "..."
@@ -9,11 +11,30 @@ ELLIPSIS = "..."
 
 def shorten(text: str, limit: int, *, one_line: bool = True, ellipsis: str = ELLIPSIS) -> str:
     """At most `limit` characters, cut with `ellipsis`; blanks (line breaks included)
-    collapse to single spaces first unless `one_line` is false."""
-    flat = " ".join(text.split()) if one_line else text
+    collapse to single spaces first unless `one_line` is false. Reads no further into
+    `text` than the cut needs, so a megabyte costs what a line does."""
+    if one_line:
+        words: list[str] = []
+        length = -1
+        for word in _blank_free_runs(limit + 1).finditer(text):
+            words.append(word.group())
+            length += 1 + len(words[-1])
+            if length > limit:
+                break
+        flat = " ".join(words)
+    else:
+        flat = text
     if len(flat) <= limit:
         return flat
     return flat[: max(0, limit - len(ellipsis))] + ellipsis
+
+
+@functools.cache
+def _blank_free_runs(longest: int) -> re.Pattern[str]:
+    """What `str.split()` keeps (`\\s` is exactly `str.isspace()`, checked over all of
+    Unicode), in pieces of at most `longest`: one piece that long already fills the cut,
+    so a megabyte-long word is not read to its end."""
+    return re.compile(rf"\S{{1,{longest}}}")
 
 
 def escape_line_breaks(text: str) -> str:

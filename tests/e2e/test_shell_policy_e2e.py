@@ -23,7 +23,13 @@ from copilot_driver.permissions.policy import DENIAL_FEEDBACK
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
 from copilot_driver.testing.fixtures import DriverRunner
 from helpers import runtime_record
-from helpers.shell_corpus import FAMILIES, ORDINARY, ORDINARY_RULES, make_workspace
+from helpers.shell_corpus import (
+    DENY_RULE_FAMILIES,
+    FAMILIES,
+    ORDINARY,
+    ORDINARY_RULES,
+    make_workspace,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -110,3 +116,51 @@ def test_families_are_denied_and_ordinary_commands_run_on_the_real_runtime(
     assert "On branch main" in by_command["git status"]
     assert "second line" in by_command["sed -n 1,5p F"]  # (`sed -i` may have run first)
     assert "src/app.py" in by_command["find . -name '*.py'"]
+
+
+def test_under_deny_rules_wrappers_are_denied_and_known_programs_run_on_the_real_runtime(
+    driver: DriverRunner, scripted_model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """`--allow-all-tools` with deny rules: every DENY_RULE_FAMILIES line (a wrapper, a
+    build tool, a package manager, a database, git's push plumbing) is denied and leaves
+    no marker and no remote ref; programs known to run nothing else still run."""
+    workspace = make_workspace(tmp_path / "workspace")
+    families = {
+        f"family-{family.id}": family.command(_marker(family.id)) for family in DENY_RULE_FAMILIES
+    }
+    everyday = {"everyday-git": "git status --short", "everyday-ls": "ls src | wc -l"}
+    calls = tuple(
+        ToolCall("bash", {"command": command, "description": call_id}, call_id=call_id)
+        for call_id, command in {**families, **everyday}.items()
+    )
+    scripted_model.script = Script(
+        rules=(Rule("DENIED", (Reply(tool_calls=calls), Reply(text="deny rules done"))),)
+    )
+    denied = sorted({rule for family in DENY_RULE_FAMILIES for rule in family.rules})
+    run = driver.run(
+        "Run the DENIED families",
+        GH_AW_COPILOT_SDK_SERVER_ARGS=json.dumps(
+            ["--allow-all-tools", *(arg for rule in denied for arg in ("--deny-tool", rule))]
+        ),
+        GH_AW_MAX_TOOL_DENIALS="100000",
+    )
+    assert run.exit_code == 0, run.stderr[-2000:]
+
+    decisions = runtime_record.decisions(run.events())
+    results = runtime_record.tool_results(scripted_model)
+    wrong = [
+        f"{call_id}: {decisions.get(call_id)} {command!r}"
+        for call_id, command in families.items()
+        if not str(decisions.get(call_id)).startswith("denied")
+    ]
+    wrong += [
+        f"{call_id}: {decisions.get(call_id)} {command!r}"
+        for call_id, command in everyday.items()
+        if decisions.get(call_id) != "approved"
+    ]
+    assert not wrong, "wrong decisions:\n" + "\n".join(wrong)
+    assert sorted(str(p.relative_to(workspace)) for p in workspace.rglob("pwn-*")) == []
+    reasons = [str(entry["reason"]) for entry in run.entries("permission.denied")]
+    assert len(reasons) == len(families)
+    assert all("--deny-tool shell(" in reason for reason in reasons), reasons
+    assert "1" in results["everyday-ls"]  # src holds app.py: the pipeline really ran

@@ -299,6 +299,11 @@ class Family:
     marker: str | None = MARKER
     """The file bash creates when it runs the command (MARKER: the row's own name),
     or None when its effect is not a file (an expansion, a socket, an assignment)."""
+    victim: str | None = None
+    """A file of the workspace the command removes (`make_workspace` creates it), if any."""
+    runs: str | None = None
+    """A program the command makes another program run, seen in the trace (rsync reaching
+    HOST:PATH runs ssh), when that leaves no file."""
 
     def command(self, marker: str) -> str:
         return self.template.replace(MARKER, marker)
@@ -309,6 +314,10 @@ class Family:
 
 _LS, _GIT, _ECHO = ("shell(ls)",), ("shell(git:*)",), ("shell(echo:*)",)
 _FIND, _SED, _TAR = ("shell(find:*)",), ("shell(sed:*)",), ("shell(tar:*)",)
+_SORT, _ZIP, _RSYNC = ("shell(sort:*)",), ("shell(zip:*)",), ("shell(rsync:*)",)
+_SCP, _MAKE = ("shell(scp:*)",), ("shell(echo:*)", "shell(make:*)")
+_EDITED = "R/EDITED"
+"""What R's core.editor leaves when git starts it (see `make_workspace`)."""
 
 FAMILIES: tuple[Family, ...] = (
     # Seen through the real runtime: approved, executed, marker created.
@@ -369,6 +378,95 @@ FAMILIES: tuple[Family, ...] = (
         "R/MARKER",
     ),
     Family("quoted-digits-shift-sed", _SED, "sed -n -l ''1</dev/null '1e touch MARKER' p F"),
+    # Options the table missed (programs.py): each writes or removes a file where told, runs
+    # another program, or starts the editor (R's core.editor leaves R/EDITED).
+    Family("sort-o", _SORT, "sort -o MARKER F"),
+    Family("sort-bundled-uo", _SORT, "sort -uoMARKER F"),
+    Family("sort-key-then-o", _SORT, "sort -k2 -oMARKER F"),
+    Family("sort-abbreviated-output", _SORT, "sort --ou=MARKER F"),
+    Family(
+        "tar-remove-files", _TAR, "tar -cf /dev/null --remove-files V-tar", None, victim="V-tar"
+    ),
+    Family("tar-index-file", _TAR, "tar -cvf /dev/null --index-file=MARKER F"),
+    Family("tar-g", _TAR, "tar -cf /dev/null -g MARKER F"),
+    Family("tar-old-style-g", _TAR, "tar cfg /dev/null MARKER F"),
+    Family("tar-abbreviated-listed-incremental", _TAR, "tar -cf /dev/null --listed=MARKER F"),
+    Family("tar-volno-file", _TAR, "tar -cf /dev/null --volno-file=MARKER F"),
+    Family("zip-m", _ZIP, "zip -qm MARKER.zip V-zip", None, victim="V-zip"),
+    Family("zip-lf", _ZIP, "zip -q -lf MARKER Z.zip F", "MARKER.log"),
+    Family("zip-bundled-qlf", _ZIP, "zip -qlf MARKER Z.zip F", "MARKER.log"),
+    Family("zip-abbreviated-logfile-path", _ZIP, "zip -q --logfile-p=MARKER Z.zip F", "MARKER.log"),
+    Family("rsync-log-file", _RSYNC, "rsync --log-file=MARKER F F.copy"),
+    Family(
+        "rsync-remove-source-files",
+        _RSYNC,
+        "rsync --remove-source-files V-rsync F.copy",
+        None,
+        victim="V-rsync",
+    ),
+    Family("rsync-remote-option", _RSYNC, "rsync --remote-option=--log-file=MARKER F F.copy"),
+    Family("rsync-write-batch", _RSYNC, "rsync --write-batch=MARKER F F.copy"),
+    Family("rsync-remote-host", _RSYNC, "rsync F 127.0.0.1:MARKER", None, runs="ssh"),
+    Family("scp-D", _SCP, "scp -D touch F MARKER:x"),
+    Family("make-f-stdin", _MAKE, "echo 'all:;touch MARKER' | make -f -"),
+    Family("make-file-equals-stdin", _MAKE, "echo 'all:;touch MARKER' | make --file=-"),
+    Family("make-bundled-sf", _MAKE, "echo 'all:;touch MARKER' | make -sf-"),
+    Family(
+        "make-abbreviated-makefile", _MAKE, "echo 'all:;touch MARKER' | make --makef=/dev/stdin"
+    ),
+    Family("make-C-dev-fd", _MAKE, "echo 'all:;touch $(PWD)/MARKER' | make -s -C /dev/fd -f 0"),
+    Family(
+        "git-apply-unsafe-paths",
+        ("shell(printf:*)", *_GIT),
+        "printf '%s\\n' '--- /dev/null' '+++ b/../MARKER' '@@ -0,0 +1 @@' '+x'"
+        " | git -C R apply --unsafe-paths",
+    ),
+    Family("git-bugreport-o", _GIT, "git bugreport -o MARKER"),
+    Family("git-diagnose-o", _GIT, "git diagnose -o MARKER"),
+    Family("git-format-patch-o", _GIT, "git format-patch -o MARKER --root HEAD"),
+    Family(
+        "git-format-patch-output-directory",
+        _GIT,
+        "git format-patch --output-directory=MARKER --root HEAD",
+    ),
+    Family("git-bundle-create", _GIT, "git bundle create MARKER HEAD"),
+    Family("git-worktree-add", _GIT, "git worktree add MARKER"),
+    Family("git-work-tree-elsewhere", _GIT, "git --work-tree=src checkout HEAD -- F", "src/F"),
+    Family("git-separate-git-dir", _GIT, "git init -q --separate-git-dir=MARKER S-MARKER"),
+    Family("git-commit-without-message", _GIT, "git -C R commit --allow-empty", _EDITED),
+    Family("git-commit-amend", _GIT, "git -C R commit --amend", _EDITED),
+    Family("git-commit-bundled-e", _GIT, "git -C R commit --allow-empty -em x", _EDITED),
+    Family("git-commit-c", _GIT, "git -C R commit --allow-empty -c HEAD", _EDITED),
+    Family("git-commit-fixup-reword", _GIT, "git -C R commit --fixup=reword:HEAD", _EDITED),
+    Family("git-tag-a-without-message", _GIT, "git -C R tag -a v9", _EDITED),
+    Family("git-rebase-i", _GIT, "git -C R rebase -i HEAD", _EDITED),
+    Family("git-merge-e", _GIT, "git -C R merge --no-ff -e side", _EDITED),
+    Family("git-cherry-pick-e", _GIT, "git -C R cherry-pick -e side", _EDITED),
+    Family("git-revert-e", _GIT, "git -C R revert -e HEAD", _EDITED),
+    Family("git-pull-edit", _GIT, "git -C R pull --no-ff --edit . side", _EDITED),
+    Family("git-notes-add-without-message", _GIT, "git -C R notes add", _EDITED),
+    Family("git-notes-edit", _GIT, "git -C R notes edit", _EDITED),
+    Family("git-add-e", _GIT, "git -C R add -e", _EDITED),
+    Family("git-branch-edit-description", _GIT, "git -C R branch --edit-description", _EDITED),
+    Family("git-replace-edit", _GIT, "git -C R replace --edit HEAD", _EDITED),
+    # sed and awk scripts (scripts.py)
+    # gawk opens a connection for a file named /inet/...: an operand, or an input file
+    # the program puts in ARGV (directly, or through SYMTAB) under a name it builds, so that
+    # no `/inet` stands in its text. Its socket shows in the trace; mawk and the one true
+    # awk look for a file of that name.
+    Family("awk-inet-operand", ("shell(awk:*)",), "awk 1 /inet/tcp/0/127.0.0.1/9", None),
+    Family(
+        "awk-argv-inet",
+        ("shell(awk:*)",),
+        'awk \'BEGIN { ARGV[1] = "/in" "et/tcp/0/127.0.0.1/9"; ARGC = 2 } 1\'',
+        None,
+    ),
+    Family(
+        "awk-symtab-argv-inet",
+        ("shell(awk:*)",),
+        'awk \'BEGIN { SYMTAB["AR" "GV"][1] = "/in" "et/tcp/0/127.0.0.1/9"; ARGC = 2 } 1\'',
+        None,
+    ),
 )
 
 ORDINARY_RULES = tuple(
@@ -402,8 +500,42 @@ ORDINARY: tuple[str, ...] = (
     "git log \\\n  --oneline -3",
     "echo 'a;b' \"c && d\"",
     "git grep -n main -- src",
+    # Literal to bash, once denied: no brace expansion without a `,` or `..` inside the
+    # braces, no history expansion outside an interactive shell.
+    "git log --oneline HEAD@{1}..HEAD",
+    "git log @{u}..",
+    "git diff stash@{0}..HEAD",
+    'git commit -m "Fix the bug!"',
+    'echo "Done!"',
 )
 """Everyday commands: allowed under ORDINARY_RULES, and run by bash exactly as read."""
+
+_DENY_TOUCH, _DENY_PUSH = ("shell(touch)",), ("shell(git push)",)
+DENY_RULE_FAMILIES: tuple[Family, ...] = (
+    # Programs that run another program in ways no option table lists: under a deny
+    # rule they are denied unless an allow rule names them (`touch` is the denied program).
+    Family("setarch-runs-the-denied", _DENY_TOUCH, "setarch x86_64 touch MARKER"),
+    Family("linux64-runs-the-denied", _DENY_TOUCH, "linux64 touch MARKER"),
+    Family("prlimit-runs-the-denied", _DENY_TOUCH, "prlimit touch MARKER"),
+    Family("logsave-runs-the-denied", _DENY_TOUCH, "logsave /dev/null touch MARKER"),
+    Family(
+        "start-stop-daemon-runs-the-denied",
+        _DENY_TOUCH,
+        "start-stop-daemon --start --chdir . --exec /usr/bin/touch -- MARKER",
+    ),
+    Family("cmake-env-runs-the-denied", _DENY_TOUCH, "cmake -E env touch MARKER"),
+    Family("npm-exec-runs-the-denied", _DENY_TOUCH, "npm exec --offline -c 'touch MARKER'"),
+    Family("sqlite3-shell-runs-the-denied", _DENY_TOUCH, "sqlite3 :memory: '.shell touch MARKER'"),
+    # Plumbing that pushes: the remote's new ref is the marker.
+    Family(
+        "git-send-pack-pushes",
+        _DENY_PUSH,
+        "git -C R send-pack . HEAD:refs/heads/MARKER",
+        "R/.git/refs/heads/MARKER",
+    ),
+)
+"""Each is tried under `--allow-all-tools` with its `rules` as deny rules: every one must be
+denied, and each is a real attack (run unpoliced, it leaves its marker)."""
 
 
 def _git(folder: Path, *args: str) -> None:
@@ -415,8 +547,11 @@ def _git(folder: Path, *args: str) -> None:
 
 def make_workspace(root: Path) -> Path:
     """A repository (file F committed; no reflogs), with inside it a second repository R,
-    an archive A.tar holding F, src/app.py, and files named `-c` and `-exec` (so that
-    `[-]c` globs to `-c`)."""
+    an archive A.tar holding F, src/app.py, files named `-c` and `-exec` (so that
+    `[-]c` globs to `-c`), and the files the families remove (`Family.victim`).
+
+    R has a user, a branch `side` one commit ahead of `main`, and a core.editor that
+    leaves the file R/EDITED: what a workflow's checkout and git configuration give."""
     for folder in (root, root / "R"):
         folder.mkdir(parents=True, exist_ok=True)
         _git(folder, "init", "-q", "-b", "main")
@@ -424,6 +559,21 @@ def make_workspace(root: Path) -> Path:
         (folder / "F").write_text("first line\nsecond line\n")
         _git(folder, "add", "F")
         _git(folder, "commit", "-qm", "one")
+    repository = root / "R"
+    for key, value in (
+        ("user.name", "t"),
+        ("user.email", "t@t"),
+        ("core.editor", "touch EDITED;:"),
+    ):
+        _git(repository, "config", key, value)
+    _git(repository, "checkout", "-q", "-b", "side")
+    (repository / "S").write_text("side\n")
+    _git(repository, "add", "S")
+    _git(repository, "commit", "-qm", "side")
+    _git(repository, "checkout", "-q", "main")
+    for family in FAMILIES:
+        if family.victim is not None:
+            (root / family.victim).write_text("removed by the family\n")
     subprocess.run(["tar", "-cf", "A.tar", "F"], cwd=root, check=True)
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text("def main():\n    return 'x'\n")

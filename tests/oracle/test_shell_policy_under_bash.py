@@ -17,82 +17,35 @@ without the policy, it executes its payload or creates its marker).
 from __future__ import annotations
 
 import os
-import re
 import shlex
-import sys
-from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from copilot_driver.permissions import bash
-from copilot_driver.permissions import policy as policy_module
-from copilot_driver.permissions.bash import Command, parse_command
+from copilot_driver.permissions.bash import parse_command
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.policy import Policy
 from copilot_driver.testing.bash_oracle import BashOracle
+from copilot_driver.testing.fixtures import missing_component
+from helpers.awk_syntax import AWKS, awk_programs
 from helpers.bash_syntax import RULES as GENERATED_RULES
 from helpers.bash_syntax import command_lines
 from helpers.sed_syntax import sed_scripts
 from helpers.shell_corpus import (
     ADVERSARIAL,
+    DENY_RULE_FAMILIES,
     FAMILIES,
     ORDINARY,
     ORDINARY_RULES,
     TABLE_RULES,
     Family,
 )
+from helpers.shell_oracle import MUTATIONS, approved, mutated, problems
 
 GENERATED_EXAMPLES = int(os.environ.get("ORACLE_EXAMPLES", "2000"))
-_BASH_PARSE_ERROR = re.compile(r"syntax error|unexpected EOF|unexpected token")
-
-
-def rule_names(rules: tuple[str, ...]) -> set[str]:
-    """The program names a set of `shell(...)` rules names."""
-    return {rule.removeprefix("shell(").split(":", 1)[0].split()[0].rstrip(")") for rule in rules}
-
-
-def approved(rules: tuple[str, ...], command: str) -> bool:
-    request = {
-        "kind": "shell",
-        "fullCommandText": command,
-        "commands": [{"identifier": command, "readOnly": False}],
-    }
-    return Policy(PermissionConfig(False, rules, "test")).decide(request).allowed
-
-
-def problems(
-    oracle: BashOracle,
-    rules: tuple[str, ...],
-    command: str,
-    *,
-    exact: bool,
-    no_new_files: bool = False,
-) -> list[str]:
-    """What bash did with an approved `command` beyond what the policy read.
-
-    `exact`: every predicted external command must also have run (stub programs
-    succeed, so only `||` can skip one): the oracle is not looking at nothing.
-    `no_new_files`: the programs, too, left no new file behind.
-    """
-    commands = parse_command(command)
-    observation = oracle.run(command)
-    if no_new_files and observation.new_files:
-        return [f"new files: {observation.new_files}"]
-    found = oracle.violations(
-        observation, allowed=rule_names(rules), predicted=[c.words for c in commands]
-    )
-    if _BASH_PARSE_ERROR.search(observation.stderr):
-        found.append(f"bash could not parse it: {observation.stderr.strip()[:200]}")
-    externals = Counter(c.words for c in commands if c.name not in oracle.builtins)
-    ran = Counter(e.argv for e in observation.executions if e.by_shell)
-    if exact and not any(c.follows == "||" for c in commands) and ran != externals:
-        found.append(f"bash ran {sorted(ran)} where the policy read {sorted(externals)}")
-    return found
-
-
 # -- the adversarial table, the families, ordinary commands --------------------------------------
 
 
@@ -111,7 +64,48 @@ def test_each_family_is_a_real_attack_and_is_denied(
     marker = family.marker_path(f"pwn-{family.id}")
     if marker is not None:  # the attack is real: bash, unpoliced, runs the payload
         assert marker in raw.new_files, (command, raw)
+    if family.victim is not None:  # ... removes the file it names
+        assert family.victim in raw.removed_files, (command, raw)
+    if family.runs is not None:  # ... makes a program run another
+        ran = {Path(e.path).name for e in raw.executions if not e.by_shell}
+        assert family.runs in ran, (command, raw)
     assert approved(family.rules, command) is False, command
+
+
+@pytest.mark.parametrize("family", DENY_RULE_FAMILIES, ids=[f.id for f in DENY_RULE_FAMILIES])
+def test_each_deny_rule_family_is_a_real_attack_and_is_denied(
+    workspace_template: Path, tmp_path: Path, family: Family
+) -> None:
+    """Run by bash with the machine's own programs and nothing policing it, the line runs
+    the denied program (its marker appears); under `--allow-all-tools` and the family's
+    deny rules, the policy denies it."""
+    work = tmp_path / "work"
+    shutil.copytree(workspace_template, work, symlinks=True)
+    marker = f"pwn-{family.id}"
+    command = family.command(marker)
+    program = shlex.split(command)[0]
+    if shutil.which(program) is None:
+        missing_component(
+            f"`{program}` (for the deny-rule family {family.id})",
+            FileNotFoundError(f"{program} is not on PATH"),
+        )
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LC_ALL": "C.UTF-8"}
+    subprocess.run(
+        ["/bin/bash", "--norc", "--noprofile", "-c", command],
+        cwd=work,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    path = family.marker_path(marker)
+    assert path is not None
+    assert (work / path).exists(), command
+    policy = Policy(PermissionConfig(True, (), "test", denied_tools=family.rules))
+    decision = policy.decide({"kind": "shell", "fullCommandText": command})
+    assert decision.allowed is False, command
+    assert f"--deny-tool {family.rules[0]}" in decision.reason, decision.reason
 
 
 @pytest.mark.parametrize("command", ORDINARY)
@@ -171,42 +165,10 @@ TARGETED = (
 """Commands whose reading depends on one of bash's rules."""
 
 
-MUTATED_READINGS: dict[str, Callable[[str], str]] = {
-    # The continuation read as an escaped newline (a newline inside the word).
-    "continuations-kept": lambda text: text.replace("\\\n", "'\n'"),
-    # Continuations dropped everywhere, single quotes included.
-    "continuations-removed-in-single-quotes": lambda text: text.replace("\\\n", ""),
-    # A comment starts at any `#`, not only at the start of a word.
-    "comments-anywhere": lambda text: text.split("#", 1)[0],
-    # Glob, brace and tilde characters taken as literal.
-    "expansions-unchecked": lambda text: re.sub(r"([*?\[{~])", r"'\1'", text),
-    # Digits glued to a redirection taken as its descriptor even when quotes touch them.
-    "quoted-digits-as-descriptor": lambda text: re.sub(r"(?:''|\"\")(\d+)(?=[<>])", r"\1", text),
-    # `\` + backslash-newline + x read as an escaped x.
-    "escape-reads-through-continuations": lambda text: text.replace("\\\\\n", "\\"),
-}
-"""One of bash's rules broken: what a reader with that bug would see in a line."""
-MUTATIONS = tuple(MUTATED_READINGS)
-
-
-@contextmanager
-def _mutated(mutation: str) -> Iterator[None]:
-    """The policy (and the prediction it makes) reading lines with one rule broken."""
-    misread = MUTATED_READINGS[mutation]
-
-    def parse(text: str) -> list[Command]:
-        return bash.parse_command(misread(text))
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(policy_module, "parse_command", parse)
-        patch.setattr(sys.modules[__name__], "parse_command", parse)
-        yield
-
-
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_a_broken_parser_makes_the_oracle_fail(stub_oracle: BashOracle, mutation: str) -> None:
     caught: list[str] = []
-    with _mutated(mutation):
+    with mutated(mutation):
         for command in TARGETED:
             if approved(GENERATED_RULES, command):
                 caught += problems(stub_oracle, GENERATED_RULES, command, exact=True)
@@ -246,3 +208,34 @@ def test_generated_sed_scripts_the_policy_covers_run_nothing_and_write_nothing(
 
     check()
     assert len(covered) >= 20, f"only {len(covered)} scripts covered"
+
+
+# -- awk programs through every awk installed ------------------------------------------------------
+
+
+def test_generated_awk_programs_the_policy_covers_run_nothing_and_write_nothing(
+    real_oracle: BashOracle,
+) -> None:
+    """`shell(awk:*)` covers a program only if every awk on the machine (gawk, mawk, the one
+    true awk: whichever `awk` is) then runs no program, writes no file, opens no socket."""
+    covered: list[str] = []
+
+    @settings(
+        max_examples=max(GENERATED_EXAMPLES // 8, 100),
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(awk_programs())
+    def check(program: str) -> None:
+        if not approved(("shell(awk:*)",), f"awk {shlex.quote(program)} F"):
+            return
+        covered.append(program)
+        for awk in AWKS:
+            command = f"{awk} {shlex.quote(program)} F"
+            rules = (f"shell({awk}:*)",)
+            found = problems(real_oracle, rules, command, exact=True, no_new_files=True)
+            assert found == [], (awk, program)
+
+    check()
+    assert len(covered) >= 20, f"only {len(covered)} programs covered"

@@ -22,6 +22,14 @@ def test_shorten_never_exceeds_its_limit(text: str, limit: int) -> None:
     assert len(shorten(text, limit)) <= limit
 
 
+@given(st.text(alphabet=st.sampled_from("ab \t\n\x1c\u2028\u00a0é")), st.integers(0, 40))
+def test_shorten_reads_as_if_it_collapsed_the_whole_text_first(text: str, limit: int) -> None:
+    """It stops reading at the cut; what it returns is what collapsing everything gives."""
+    flat = " ".join(text.split())
+    expected = flat if len(flat) <= limit else flat[: max(0, limit - 3)] + "..."
+    assert shorten(text, limit) == expected
+
+
 def test_escape_line_breaks() -> None:
     assert escape_line_breaks("a\r\nb") == "a\\r\\nb"
 

@@ -61,6 +61,7 @@ from copilot_driver.permissions.handler import (
     DenialGuard,
     DenialLogger,
     github_actions_annotation,
+    github_actions_notice,
     github_actions_warning,
     make_permission_handler,
 )
@@ -359,6 +360,18 @@ class Lifecycle:
                 github_actions_warning(
                     "Copilot tool permission rule matches no request",
                     self.redactor.text(problem.describe()),
+                )
+        for grant in self.policy.code_execution_grants:
+            self.log.info(
+                "permissions.grants_code_execution",
+                grant.describe(),
+                rule=grant.rule,
+                program=grant.program,
+            )
+            if self.config.github_actions:
+                github_actions_notice(
+                    "Copilot tool permission rule grants running code",
+                    self.redactor.text(grant.describe()),
                 )
 
     def _session_options(self) -> dict[str, Any]:

@@ -22,16 +22,19 @@ Accepted, exactly as bash treats them:
 
 Refused (ShellParseError), because bash would compute the word, run
 something the segments do not show, or do something this reader does not
-model: `$` of any kind outside single quotes, backticks, `!`, unquoted glob
-characters (`* ? [`), brace expansion (an unquoted `{` with a `,` or `..`
-after it in the word), tilde expansion (an unquoted `~` starting a word or
+model: `$` of any kind outside single quotes, backticks, unquoted glob
+characters (`* ? [`), brace expansion (an unquoted `{`, then a `,` or `..`,
+then an unquoted `}`), tilde expansion (an unquoted `~` starting a word or
 following `=` or `:`), parentheses, a lone `&`, `;;` and `;&`, here-documents
 and here-strings, a word glued to a redirection unless it is the descriptor's
 ASCII digits (so no `{VAR}>`), a reserved word as the command name, a
 command without a name, control characters (other than tab and newline), and
-any character outside printable ASCII that is not inside quotes.
+any character outside printable ASCII that is not inside quotes, and a line
+longer than MAX_LINE_CHARS (refused before it is read).
 
-`HEAD~1` and `HEAD@{1}` are literal words in bash and here.
+`HEAD~1`, `HEAD@{1}..HEAD` and `Done!` are literal words in bash and here:
+without an interactive shell there is no history expansion, so `!` is an
+ordinary character except as a command's first word (pipeline negation).
 
 Reading is a single pass over the text: linear in its length.
 """
@@ -69,10 +72,12 @@ RESERVED_WORDS = frozenset(
 )
 """Words bash reads as syntax in a command's first position: never a command name here."""
 
+MAX_LINE_CHARS = 64 * 1024
 MAX_COMMANDS = 100
 MAX_WORDS = 2048
-"""Longer lines are refused while they are read, so a decision costs a bounded time
-(a prompt-injected model could otherwise send `ls;ls;ls;...` by the megabyte)."""
+"""Longer lines are refused before they are read, lines of more commands or words while
+they are read: a decision costs a bounded time (a prompt-injected model could otherwise
+send `ls;ls;ls;...` by the megabyte)."""
 
 REDIRECTION_OPERATORS = ("<", ">", ">>", ">|", "<>", "<&", ">&", "&>", "&>>")
 SEPARATORS = (";", "&&", "||", "|", "|&", "\n")
@@ -88,17 +93,18 @@ _QUOTED = "\x00"
 # A word, read in one match: pieces glued together, each literal by construction.
 # Anything a piece cannot start with ends the word (a blank, an operator), or is
 # outside the subset, which `_Lexer._refusal` then names.
-_CHARS = r"A-Za-z0-9_\-./:,=+@%^~{}\]"
+_CHARS = r"A-Za-z0-9_\-./:,=+@%^~{}\]!"
 """Unquoted characters that stand for themselves (with the `~` and `{` checks);
 `#` too, except where it starts a word (a comment)."""
 _UNQUOTED_RUN = rf"[{_CHARS}#]+"
 _PLAIN_START = frozenset(c for c in map(chr, range(128)) if re.fullmatch(f"[{_CHARS}]", c))
 """The characters of _CHARS: where a plain word may start."""
 _SINGLE_QUOTED = r"'[^']*'"
-_DOUBLE_QUOTED_TEXT = r'(?:[^"\\$`!]|\\[^$`])*'
+_DOUBLE_QUOTED_TEXT = r'[^"\\$`]*(?:\\[^$`][^"\\$`]*)*'
 _DOUBLE_QUOTED = rf'"{_DOUBLE_QUOTED_TEXT}"'
-"""Literal inside, except `\\` before `$` and backticks; `\\`+newline is a continuation."""
-_ESCAPED = r"\\[^\n$`!]"
+"""Literal inside, except `\\` before `$` and backticks; `\\`+newline is a continuation.
+(Written as runs between escapes, so the regular expression takes a long text in one step.)"""
+_ESCAPED = r"\\[^\n$`]"
 _CONTINUATION = r"\\\n"
 _WORD = re.compile(
     rf"(?:[{_CHARS}][{_CHARS}#]*|{_SINGLE_QUOTED}|{_DOUBLE_QUOTED}|{_ESCAPED})"
@@ -113,11 +119,19 @@ _PLAIN_WORD = re.compile(rf"[{_CHARS}][{_CHARS}#]*(?![^ \t\n;&|<>])")
 _BLANK_GAP = r"(?:\\\n)*[ \t](?:[ \t]|\\\n)*"
 """Blanks (at least one) and continuations between two words."""
 _PLAIN_WORDS = re.compile(
-    rf"[{_CHARS}][{_CHARS}#]*(?:{_BLANK_GAP}[{_CHARS}][{_CHARS}#]*)*"
+    rf"[{_CHARS}][{_CHARS}#]*(?:{_BLANK_GAP}[{_CHARS}][{_CHARS}#]*){{0,{MAX_WORDS}}}"
     r"(?=[ \t\n;&|]|\\\n[ \t\n;&|]|\\\n$|$)"
 )
 """The common case, read in bulk: plain words separated by blanks, the last one ending at
-a blank or a separator (a word glued to `<` or `>` may be a descriptor: read alone)."""
+a blank or a separator (a word glued to `<` or `>` may be a descriptor: read alone); at
+most one more than a line may hold, so a line of too many words stops there."""
+_WORDS = re.compile(
+    rf"(?>{_WORD.pattern})(?:{_BLANK_GAP}(?>{_WORD.pattern})){{0,{MAX_WORDS}}}"
+    r"(?=[ \t\n;&|]|\\\n[ \t\n;&|]|\\\n$|$)"
+)
+"""Words of any literal kind separated by blanks, read in bulk as _PLAIN_WORDS are, each
+word matched whole (an atomic group: a failed end drops whole words, never backtracks
+inside one)."""
 _DOUBLE_QUOTED_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _DOUBLE_QUOTED_PREFIX = re.compile(_DOUBLE_QUOTED_TEXT)
 """The literal start of a double-quoted text: where it stops tells why a word failed."""
@@ -132,7 +146,6 @@ _SEPARATOR = re.compile(r"(?:&&|\|\||\|&|\||;)(?![;&|]|\\\n)")
 _REFUSED_UNQUOTED = {
     "$": "`$` outside single quotes (an expansion)",
     "`": "a backtick (command substitution)",
-    "!": "`!` (history expansion or pipeline negation)",
     "*": "an unquoted `*` (a glob pattern)",
     "?": "an unquoted `?` (a glob pattern)",
     "[": "an unquoted `[` (a glob pattern or a test)",
@@ -142,7 +155,6 @@ _REFUSED_UNQUOTED = {
 _REFUSED_IN_DOUBLE_QUOTES = {
     "$": "`$` outside single quotes (an expansion)",
     "`": "a backtick (command substitution)",
-    "!": "`!` inside double quotes (history expansion)",
 }
 _DIGITS = frozenset("0123456789")
 
@@ -201,6 +213,8 @@ def parse_command(text: str) -> list[Command]:
     """The simple commands of `text`, in order; ShellParseError for anything else."""
     if not isinstance(text, str):
         raise ShellParseError("a command that is not text")
+    if len(text) > MAX_LINE_CHARS:
+        raise ShellParseError(f"a command line longer than {MAX_LINE_CHARS // 1024} KiB")
     control = _CONTROL.search(text)
     if control:
         raise ShellParseError(f"the control character {control.group()!r}")
@@ -238,9 +252,30 @@ _Token = _Words | _Operator
 
 
 def _word(source: str, start: int, end: int) -> _Words:
-    """A word from its source text, one `_WORD` match: quotes removed, continuations dropped."""
+    """A word from its source text, one `_WORD` match."""
+    value, view = _unquote(source)
+    return _Words([value], [view], view, start, end)
+
+
+def _words(text: str, start: int, end: int) -> _Words:
+    """The words of one `_WORDS` match, read in one token."""
+    values: list[str] = []
+    views: list[str] = []
+    for word in _WORD.finditer(text, start, end):  # the gaps between them match nothing
+        value, view = _unquote(word.group())
+        values.append(value)
+        views.append(view)
+    return _Words(values, views, " ".join(views), start, end)
+
+
+def _unquote(source: str) -> tuple[str, str]:
+    """A word's value (quotes removed, continuations dropped) and its view (the value with
+    each quoted character replaced by _QUOTED)."""
     if len(source) == 2 and source[0] == "\\":  # `\x`, often repeated
-        return _Words([source[1]], [_QUOTED], "", start, end)
+        return source[1], _QUOTED
+    if source[0] == "'" and source.find("'", 1) == len(source) - 1:  # one '...', often repeated
+        inner = source[1:-1]
+        return inner, _QUOTED * len(inner)
     value: list[str] = []
     unquoted: list[str] = []
     for piece in _PIECE.finditer(source):
@@ -259,8 +294,7 @@ def _word(source: str, start: int, end: int) -> _Words:
             continue
         value.append(text)
         unquoted.append(_QUOTED * len(text))
-    view = "".join(unquoted)
-    return _Words(["".join(value)], [view], view, start, end)
+    return "".join(value), "".join(unquoted)
 
 
 def _double_quoted_escape(match: re.Match[str]) -> str:
@@ -315,6 +349,9 @@ class _Lexer:
                 self.i = plain.end()
                 value = plain.group()
                 self._add(_Words([value], [value], value, start, self.i))
+            elif (run := _WORDS.match(text, start)) is not None:
+                self.i = run.end()
+                self._add(_words(text, start, self.i))
             elif (word := _WORD.match(text, start)) is not None:
                 self.i = word.end()
                 self._add(_word(word.group(), start, self.i))
@@ -490,11 +527,24 @@ def _check_words(token: _Words) -> None:
         for value, view in zip(token.values, token.views, strict=True):
             if view.startswith("~") or "=~" in view or ":~" in view:
                 raise ShellParseError(f"tilde expansion in `{value}`")
-    if "{" in token.unquoted:
+    if "{" in token.unquoted and "}" in token.unquoted:
         for value, view in zip(token.values, token.views, strict=True):
-            brace = view.find("{")
-            if brace >= 0 and ("," in value[brace:] or ".." in value[brace:]):
+            if _expands_braces(value, view):
                 raise ShellParseError(f"brace expansion in `{value}`")
+
+
+def _expands_braces(value: str, view: str) -> bool:
+    """Whether bash may brace-expand the word: an unquoted `{`, later a `,` or `..`, and
+    later still an unquoted `}`. Broader than bash (which wants the separator unquoted, at
+    the braces' own level, a sequence well formed), never narrower: bash passes over a `}`
+    before the first separator, so `{a}b,c}` is `a}b c` and only this order tells.
+    `HEAD@{1}..HEAD` and `stash@{0}` have no `}` after their `..` and stay literal, as in
+    bash; `HEAD@{1}..HEAD@{2}` is refused, though bash keeps it."""
+    first, last = view.find("{"), view.rfind("}")
+    if first < 0 or last < first:
+        return False
+    between = value[first + 1 : last]
+    return "," in between or ".." in between
 
 
 def _check_command_name(name: str) -> None:

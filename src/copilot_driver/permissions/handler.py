@@ -59,8 +59,17 @@ def github_actions_warning(title: str, message: str, stream: IO[str] | None = No
     stdout carries only the final answer, so annotations go to stderr, which
     the Actions runner also scans for workflow commands.
     """
+    _annotate("warning", title, message, stream)
+
+
+def github_actions_notice(title: str, message: str, stream: IO[str] | None = None) -> None:
+    """Print a `::notice ...::` workflow command on stderr (`message` already masked)."""
+    _annotate("notice", title, message, stream)
+
+
+def _annotate(level: str, title: str, message: str, stream: IO[str] | None) -> None:
     target = stream or sys.stderr
-    target.write(annotation("warning", title, message))
+    target.write(annotation(level, title, message))
     target.flush()
 
 

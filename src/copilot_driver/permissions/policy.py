@@ -35,11 +35,15 @@ from copilot_driver.formatting import shorten
 from copilot_driver.permissions.advice import RuleProblem, rule_problems, shell_rule_problem
 from copilot_driver.permissions.bash import Command, ShellParseError, parse_command
 from copilot_driver.permissions.config import PermissionConfig
+from copilot_driver.permissions.grants import CodeGrant, code_execution_grants
 from copilot_driver.permissions.shell import ShellDenyRules, ShellRules
 from copilot_driver.permissions.summary import summarise
 
 DENIAL_FEEDBACK = "Tool invocation is not allowed by workflow tool permissions."
 REASON_CHARS = 300
+SUGGESTED_RULE_CHARS = 4096
+"""An exact rule longer than this is no rule anyone writes: none is suggested (and a
+long line is then read once, not three times)."""
 _MCP_RULE = re.compile(r"(?P<server>[^()\s]+)\((?P<tool>[^()\s]+)\)")
 _SHELL_RULE = re.compile(r"shell\((?P<rule>.*)\)", re.DOTALL)
 _NOT_IN_WIRE_NAMES = re.compile(r"[^A-Za-z0-9_-]")
@@ -97,6 +101,11 @@ class Policy:
             *shell,
             *rule_problems(self.config.denied_tools, "--deny-tool"),
         )
+
+    @property
+    def code_execution_grants(self) -> list[CodeGrant]:
+        """Allow rules naming a program that runs code by design (logged at start)."""
+        return code_execution_grants(self._allow.shell)
 
     def decide(self, request: Mapping[str, Any]) -> Decision:
         kind = request.get("kind") if isinstance(request, Mapping) else None
@@ -169,7 +178,7 @@ class Policy:
                 ):
                     return f"MCP tool `{server}({denied_tool})` is denied by --deny-tool"
         if kind == "shell":
-            return self._shell_deny.verdict(_text(request, "fullCommandText"))
+            return self._shell_deny.verdict(_text(request, "fullCommandText"), self._shell)
         return None
 
     def _denial_reason(self, kind: str, request: Mapping[str, Any]) -> str | None:
@@ -238,7 +247,7 @@ def _narrowest_rule(kind: str, request: Mapping[str, Any], *, workflow_kind: boo
         return rule if server != "workflow" and _MCP_RULE.fullmatch(rule) else None
     if kind == "shell":
         command = _text(request, "fullCommandText").strip(" \t\n")
-        return f"shell({command})" if command else None
+        return f"shell({command})" if command and len(command) <= SUGGESTED_RULE_CHARS else None
     return None
 
 

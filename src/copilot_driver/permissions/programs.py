@@ -1,5 +1,6 @@
 """What programs do with their arguments, as data: which ones a name rule can never cover,
-and which options make a covered program run another program or load code. Pure.
+and which options make a covered program run another program, load code, write where
+told or start the editor. Pure.
 
 A name or prefix rule (`shell(git:*)`, `shell(git log:*)`) lets the named
 program do its ordinary work with literal arguments. It never covers:
@@ -8,76 +9,40 @@ program do its ordinary work with literal arguments. It never covers:
   a command (`env`, `xargs`, `timeout`, `sudo`, ...), and bash builtins that
   run code or change the shell's state for the commands after them
   (`eval`, `export`, `read`, `trap`, ...);
-- an argument that PROGRAMS lists for that program: short options matched
-  anywhere in a `-xyz` cluster, long options matched by ANY prefix
-  (`--u` for `--upload-pack`: getopt and git accept unique abbreviations),
-  with or without `=value`, and whole words (`find -exec`);
+- an argument that PROGRAMS lists for that program, read the way the program
+  reads it (`permissions.options`): short options in any `-xyz` cluster up to
+  a letter that takes the rest as its value (`sort -uoF` holds `-o`, `sort
+  -k2o` does not), long options in ANY abbreviation (`--u` for
+  `--upload-pack`) with or without `=value`, whole words (`find -exec`), and
+  for an interpreter only the options before its script or `-m MODULE`
+  (`python -m pytest -c x` hands `-c` to pytest);
 - an interpreter at the receiving end of a pipe (it would run the pipe's
   text as a program);
-- what a program-specific check refuses (git's global options and
-  subcommands, tar's old-style option cluster and remote archives, sed and
-  awk scripts, make's variable overrides).
+- what a program-specific check refuses (git's global options, subcommands
+  and editors: `permissions.git`; tar's old-style option cluster and remote
+  archives, rsync's remote hosts, make's variable overrides and makefiles
+  read from its input, zip's log file, sed and awk scripts).
 
 An exact rule that spells the whole command may still allow any of these.
-The table lists what is known to run code; it is not a sandbox: a covered
-program still does its own work (git runs the repository's hooks, tar -x
-writes files), which docs/permissions.md states.
+The table lists what is known to run code or write where told; it is not a
+sandbox: a covered program still does its own work (git runs the
+repository's hooks, tar -x writes files), which docs/permissions.md states.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from copilot_driver.permissions import git
+from copilot_driver.permissions.awk import awk_refusal
 from copilot_driver.permissions.bash import Command
-from copilot_driver.permissions.scripts import awk_refusal, sed_refusal
+from copilot_driver.permissions.options import Options, cluster_letters, words
+from copilot_driver.permissions.scripts import sed_refusal
 
 Check = Callable[[tuple[str, ...]], str | None]
 """Arguments (after the program name) -> why they are not covered, or None."""
-
-
-@dataclass(frozen=True)
-class Options:
-    """Arguments refused to a name or prefix rule."""
-
-    short: str = ""
-    """Letters refused anywhere in a `-xyz` cluster (so also `-qx`, `-xVALUE`)."""
-    long: tuple[str, ...] = ()
-    """`--name`s refused as written, abbreviated to any prefix, and with `=value`."""
-    words: frozenset[str] = frozenset()
-    """Whole arguments refused (find's `-exec`, zip's `-TT`)."""
-    _pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    """All of the above as one expression over the arguments joined by NULs (which a
-    command never holds), so a long command is scanned at the speed of `re`."""
-
-    def __post_init__(self) -> None:
-        choices = [re.escape(word) for word in self.words]
-        prefixes = {name[:end] for name in self.long for end in range(1, len(name) + 1)}
-        if prefixes:
-            spelled = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
-            choices.append(f"--(?:{spelled})(?:=[^\x00]*)?")
-        if self.short:
-            choices.append(f"-(?!-)[^\x00]*?[{re.escape(self.short)}][^\x00]*")
-        pattern = f"(?:^|\x00)(?P<arg>{'|'.join(choices)})(?=\x00|$)" if choices else None
-        object.__setattr__(self, "_pattern", re.compile(pattern) if pattern else None)
-
-    def refused(self, args: Sequence[str]) -> str | None:
-        """The first argument these options refuse, quoted for a message, or None."""
-        if self._pattern is None:
-            return None
-        found = self._pattern.search("\x00".join(args))
-        return None if found is None else self._describe(found.group("arg"))
-
-    def _describe(self, arg: str) -> str:
-        if arg.startswith("--") and arg not in self.words:
-            given = arg[2:].split("=", 1)[0]
-            match = next(name for name in self.long if name.startswith(given))
-            return f"`{arg}`" if given == match else f"`{arg}` (may abbreviate `--{match}`)"
-        letter = next((letter for letter in arg[1:] if letter in self.short), None)
-        if arg in self.words or letter is None or len(arg) == 2:
-            return f"`{arg}`"
-        return f"`{arg}` (holds `-{letter}`)"
 
 
 @dataclass(frozen=True)
@@ -88,15 +53,10 @@ class Program:
     """An interpreter: with its input piped in, it runs whatever the pipe carries."""
 
 
-def _words(text: str) -> tuple[str, ...]:
-    """A list written as data: words separated by blanks and newlines."""
-    return tuple(text.split())
-
-
 # -- programs that no name rule covers -----------------------------------------------------------
 
-_SHELLS = _words("sh bash dash zsh ksh mksh ash csh tcsh fish busybox")
-_WRAPPERS = _words(
+_SHELLS = words("sh bash dash zsh ksh mksh ash csh tcsh fish busybox")
+_WRAPPERS = words(
     """
     env xargs parallel nohup nice ionice chrt taskset timeout stdbuf setsid flock chroot nsenter
     unshare setpriv capsh sudo doas su runuser pkexec sg newgrp strace ltrace gdb valgrind watch
@@ -104,10 +64,10 @@ _WRAPPERS = _words(
     bunx deno vim vi nvim ex view emacs ed
     """
 )
-_BUILTINS_THAT_RUN_CODE = _words(
+_BUILTINS_THAT_RUN_CODE = words(
     ". source eval exec command builtin trap enable fc compgen complete bind coproc time"
 )
-_BUILTINS_THAT_CHANGE_THE_SHELL = _words(
+_BUILTINS_THAT_CHANGE_THE_SHELL = words(
     """
     export declare typeset local readonly unset set shopt alias unalias hash let read mapfile
     readarray getopts ulimit umask
@@ -125,157 +85,34 @@ NEVER_COVERED: Mapping[str, str] = {
 """Program name -> why no name or prefix rule ever covers it."""
 
 
-# -- git -----------------------------------------------------------------------------------------
-
-GIT_LONG = _words(
-    """
-    exec exec-path upload-pack receive-pack config config-env template output
-    open-files-in-pager help
-    """
-)
-"""Long options that run a program, set configuration or write where told, in any subcommand
-(`--help` opens the manual viewer). Those of subcommands refused whole (send-email's
-`--sendmail-cmd`, filter-branch's filters) need no entry here."""
-GIT_SHORT = {
-    "clone": "cu",
-    "ls-remote": "u",
-    "rebase": "x",
-    "grep": "O",
-    "archive": "o",
-    "help": "wim",
-}
-"""Per subcommand, short options that do the same (`clone -c`, `rebase -x`, `help -w`)."""
-GIT_SUBCOMMANDS = frozenset(
-    _words(
-        """
-        add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr
-        check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick clean
-        clone column commit commit-graph commit-tree config count-objects credential
-        credential-cache credential-store daemon describe diagnose diff diff-files diff-index
-        diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg
-        for-each-ref for-each-repo format-patch fsck fsck-objects gc get-tar-commit-id grep
-        hash-object help hook http-backend http-fetch http-push imap-send index-pack init init-db
-        instaweb interpret-trailers log ls-files ls-remote ls-tree mailinfo mailsplit maintenance
-        merge merge-base merge-file merge-index merge-octopus merge-one-file merge-ours
-        merge-recursive merge-recursive-ours merge-recursive-theirs merge-resolve merge-subtree
-        merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes pack-objects
-        pack-redundant pack-refs patch-id pickaxe prune prune-packed pull push quiltimport
-        range-diff read-tree rebase receive-pack reflog remote remote-ext remote-fd remote-ftp
-        remote-ftps remote-http remote-https repack replace request-pull rerere reset restore
-        rev-list rev-parse revert rm send-pack shell shortlog show show-branch show-index show-ref
-        sparse-checkout stage stash status stripspace submodule subtree switch symbolic-ref tag
-        unpack-file unpack-objects update-index update-ref update-server-info upload-archive
-        upload-pack var verify-commit verify-pack verify-tag version whatchanged worktree write-tree
-        """
-    )
-)
-"""git's own subcommands (git 2.39 `--list-cmds=main,nohelpers`); any other word may be an
-alias or an external `git-NAME` program, so every subcommand's short options are refused."""
-
-GIT_SUBCOMMANDS_NEVER_COVERED = frozenset(
-    _words(
-        """
-        difftool mergetool filter-branch instaweb send-email daemon web--browse credential p4 svn
-        upload-pack receive-pack upload-archive shell archimport cvsimport cvsserver
-        cvsexportcommit quiltimport hook fsmonitor--daemon sh-setup merge-index merge-one-file
-        for-each-repo http-backend http-fetch http-push imap-send
-        """
-    )
-)
-"""Subcommands whose job is to run other programs or serve requests."""
-GIT_ACTIONS_NEVER_COVERED = {"bisect": "run", "submodule": "foreach"}
-GIT_GLOBAL_WITH_VALUE = frozenset(
-    {"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--attr-source"}
-)
-GIT_GLOBAL_FLAGS = frozenset(
-    _words(
-        """
-        -p -P --paginate --no-pager --bare --no-replace-objects --no-lazy-fetch
-        --literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs
-        --no-optional-locks --no-advice -v --version -h --html-path --man-path --info-path
-        """
-    )
-)
-_GIT_CONFIG_READS = frozenset(
-    _words("--get --get-all --get-regexp --get-urlmatch --get-color --get-colorbool --list -l")
-)
-_GIT_CONFIG_SCOPES = frozenset(
-    {"--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope"}
-)
-
-
-def _git(args: tuple[str, ...]) -> str | None:
-    """git [global options] SUBCOMMAND [arguments]."""
-    index = 0
-    while index < len(args) and args[index].startswith("-"):
-        option = args[index]
-        name = option.split("=", 1)[0]
-        if option.startswith("-c") or name == "--config-env" or name.startswith("--exec"):
-            return f"`{option}` sets configuration or the program path, which can run programs"
-        if option in GIT_GLOBAL_WITH_VALUE:
-            index += 2
-        elif (name in GIT_GLOBAL_WITH_VALUE and "=" in option) or option in GIT_GLOBAL_FLAGS:
-            index += 1
-        else:
-            return f"`{option}` is an option before git's subcommand that the policy does not know"
-    if index >= len(args):
-        return None
-    subcommand, rest = args[index], args[index + 1 :]
-    if subcommand in GIT_SUBCOMMANDS_NEVER_COVERED or subcommand.startswith(
-        ("credential-", "remote-")
-    ):
-        return f"`git {subcommand}` runs other programs"
-    action = GIT_ACTIONS_NEVER_COVERED.get(subcommand)
-    positional = [arg for arg in rest if not arg.startswith("-")]
-    if action is not None and action in positional[:2]:
-        return f"`git {subcommand} {action}` runs a command"
-    if subcommand == "config" and not _git_config_only_reads(rest):
-        return "`git config` writing configuration can make git run programs"
-    if subcommand == "help" and positional:
-        return "`git help TOPIC` opens a manual viewer"
-    # An alias or an external `git-NAME` program may stand for any subcommand.
-    options = _GIT_OPTIONS.get(subcommand, _GIT_ANY_SUBCOMMAND)
-    refused = options.refused(rest)
-    return None if refused is None else f"{refused} makes git run a program or write where told"
-
-
-_GIT_OPTIONS = {
-    subcommand: Options(short=GIT_SHORT.get(subcommand, ""), long=GIT_LONG)
-    for subcommand in GIT_SUBCOMMANDS
-}
-_GIT_ANY_SUBCOMMAND = Options(short="".join(GIT_SHORT.values()), long=GIT_LONG)
-
-
-def _git_config_only_reads(rest: tuple[str, ...]) -> bool:
-    """`git config --get ...`, `git config get ...`, `git config --list`, `git config KEY`."""
-    if any(argument in _GIT_CONFIG_READS for argument in rest):
-        return True
-    positional = [a for a in rest if not a.startswith("-")]
-    if positional[:1] in (["get"], ["list"]):
-        return True
-    flags = [a for a in rest if a.startswith("-")]
-    return len(positional) == 1 and all(flag in _GIT_CONFIG_SCOPES for flag in flags)
+# -- git ------------------------------------------------------------------------------------------
+# Its tables and its check (`git.refusal`, the PROGRAMS entry) are in permissions/git.py.
 
 
 # -- others with checks --------------------------------------------------------------------------
 
 TAR_OPTIONS = Options(
-    short="IF",
-    long=_words(
+    short="IFg",
+    long=words(
         """
         to-command checkpoint-action use-compress-program rsh-command rmt-command info-script
-        new-volume-script
+        new-volume-script remove-files index-file listed-incremental volno-file
         """
     ),
+    flags="acdhijklmnoprstuvwxzABGJMOPRSUWZ",
+    valued="bfgCFHIKLNTVX",
 )
+"""Options that run a program, or write or remove files where told (the snapshot of `-g`,
+the log of `--index-file`, `--remove-files` removing what it archived); `-f ARCHIVE` is
+tar's own work. GNU tar 1.34's letters."""
 
 
 def _tar(args: tuple[str, ...]) -> str | None:
     refused = TAR_OPTIONS.refused(args)
     if refused is not None:
-        return f"{refused} makes tar run a program"
+        return f"{refused} makes tar run a program or write where told"
     if args and not args[0].startswith("-") and any(c in TAR_OPTIONS.short for c in args[0]):
-        return f"`{args[0]}` (old-style options) makes tar run a program"
+        return f"`{args[0]}` (old-style options) makes tar run a program or write where told"
     remote = next((arg for arg in args if ":" in arg), None) if ":" in "".join(args) else None
     if remote is not None:
         return f"`{remote}`: tar reaches an archive named HOST:PATH through a remote shell"
@@ -284,7 +121,8 @@ def _tar(args: tuple[str, ...]) -> str | None:
 
 _MAKE_ASSIGNMENT = re.compile(r"(?:^|\x00)(?P<arg>[^-=\x00][^=\x00]*=[^\x00]*)")
 """`NAME=value` among make's arguments joined by NULs."""
-_MAKE_OPTIONS = Options(short="E", long=_words("eval"))
+_MAKE_OPTIONS = Options(short="E", long=words("eval"), flags="bdehikmnpqrstvwBLRS", valued="CEfIoW")
+_DEVICES = frozenset({"dev", "proc"})
 
 
 def _make(args: tuple[str, ...]) -> str | None:
@@ -298,6 +136,53 @@ def _make(args: tuple[str, ...]) -> str | None:
     )
     if override is not None:
         return f"`{override}` overrides a make variable, which can change the commands make runs"
+    device = next(
+        (p for p in _makefile_paths(args) if p == "-" or _DEVICES & set(p.split("/"))), None
+    )
+    if device is not None:
+        return (
+            f"`{device}`: make would read its makefile from its input or a device "
+            "(the text piped into it would run)"
+        )
+    return None
+
+
+def _makefile_paths(args: tuple[str, ...]) -> Iterator[str]:
+    """The values of `-f`, `--file`, `--makefile`, `-C` and `--directory` (in any
+    abbreviation or cluster): `-f -`, `-f /dev/stdin`, `-C /dev/fd -f 0` read the input."""
+    for index, arg in enumerate(args):
+        following = args[index + 1] if index + 1 < len(args) else ""
+        if arg.startswith("--"):
+            name, equals, value = arg[2:].partition("=")
+            if name and any(full.startswith(name) for full in ("file", "makefile", "directory")):
+                yield value if equals else following
+        elif arg.startswith("-"):
+            letters = cluster_letters(arg, _MAKE_OPTIONS.flags, _MAKE_OPTIONS.valued)
+            for found in re.finditer("[fC]", letters):
+                yield arg[found.end() + 1 :] or following
+
+
+def _zip(args: tuple[str, ...]) -> str | None:
+    """zip's two-letter `-lf PATH` (also in a cluster, `-qlf`) writes its log where told."""
+    log = next(
+        (a for a in args if a.startswith("-") and not a.startswith("--") and "lf" in a), None
+    )
+    if log is None:
+        return None
+    return f"`{log}`{'' if log == '-lf' else ' (holds `-lf`)'} makes zip write a log where told"
+
+
+_RSYNC_COLON_VALUES = frozenset(words("--chown --usermap --groupmap --copy-as --stop-at"))
+
+
+def _rsync(args: tuple[str, ...]) -> str | None:
+    """A file named HOST:PATH, HOST::MODULE or rsync://HOST (a `:` before any `/`, as rsync
+    reads it) reaches another machine through a remote shell or a daemon."""
+    for arg in args:
+        name, equals, value = arg.partition("=")
+        where = value if arg.startswith("--") and equals else arg
+        if ":" in where.split("/", 1)[0] and not (equals and name in _RSYNC_COLON_VALUES):
+            return f"`{arg}`: rsync reaches HOST:PATH through a remote shell or a daemon"
     return None
 
 
@@ -305,47 +190,100 @@ def _interpreter(options: Options) -> Program:
     return Program(options=options, reads_program_from_stdin=True)
 
 
+PYTHON = Options(short="c", flags="bBdEhiIOqRsStuvVx3", valued="cmW", stops="m", script_ends=True)
+"""python 2 and 3: `-c` runs code; `-m MODULE` and the script end python's options; `-W`
+takes a value in both (`-X` only in 3, `-Q` only in 2: not certain, so not listed)."""
+PERL = Options(short="eEMmd", flags="acfhnpsStTuUvwWX", valued="eEIx", script_ends=True)
+"""perl 5: `-I` and `-x` take the rest of their argument; `-i`, `-F`, `-l`, `-0`, `-C`, `-D`
+and `-V` take a part of it and go on reading switches, even after a blank (`'-i.bak -e'`),
+so they are not listed."""
+
 PROGRAMS: Mapping[str, Program] = {
-    "git": Program(check=_git),
+    "git": Program(check=git.refusal),
     "find": Program(
         options=Options(
             words=frozenset(
-                _words("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls")
+                words("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls")
             )
         )
     ),
     "sed": Program(check=sed_refusal),
-    **dict.fromkeys(_words("awk gawk mawk nawk"), Program(check=awk_refusal)),
+    **dict.fromkeys(words("awk gawk mawk nawk original-awk"), Program(check=awk_refusal)),
     "tar": Program(check=_tar),
-    **dict.fromkeys(_words("make gmake"), Program(check=_make)),
-    "sort": Program(options=Options(long=_words("compress-program"))),
-    "zip": Program(options=Options(short="T", long=_words("unzip-command test"))),
-    "rsync": Program(options=Options(short="e", long=_words("rsh rsync-path"))),
-    "scp": Program(options=Options(short="SoF")),
+    **dict.fromkeys(words("make gmake"), Program(check=_make)),
+    "sort": Program(
+        options=Options(
+            short="o",
+            long=words("compress-program output"),
+            flags="bcdfghimnrsuzCMRV",
+            valued="koStTy",
+        )
+    ),
+    "zip": Program(
+        options=Options(short="Tm", long=words("unzip-command test move logfile-path")),
+        check=_zip,
+    ),
+    "rsync": Program(
+        options=Options(
+            short="eM",
+            long=words(
+                """
+                rsh rsync-path remote-option log-file remove-source-files write-batch
+                only-write-batch
+                """
+            ),
+            valued="efBMT@",
+        ),
+        check=_rsync,
+    ),
+    "scp": Program(
+        options=Options(short="SoFD", flags="12346ABCTdfOpqRrstv", valued="ciloDFJMPSX")
+    ),
     "sftp": Program(options=Options(short="SoFD")),
-    "man": Program(options=Options(short="PH", long=_words("pager html"))),
+    "man": Program(options=Options(short="PH", long=words("pager html"))),
     "printf": Program(options=Options(short="v")),
-    **dict.fromkeys(_words("python python2 python3 pypy pypy3"), _interpreter(Options(short="c"))),
-    "perl": _interpreter(Options(short="eEMmd")),
-    "ruby": _interpreter(Options(short="er")),
+    **dict.fromkeys(words("python python2 python3 pypy pypy3"), _interpreter(PYTHON)),
+    "perl": _interpreter(PERL),
+    "ruby": _interpreter(
+        Options(short="er", flags="acdhlnpsSvwyU", valued="CEFIer", script_ends=True)
+    ),
     **dict.fromkeys(
-        _words("node nodejs bun"),
+        words("node nodejs bun"),
         _interpreter(
             Options(
                 short="epr",
-                long=_words(
+                long=words(
                     "eval print require import loader experimental-loader inspect inspect-brk"
                 ),
+                flags="chiv",
+                valued="Cepr",
+                script_ends=True,
             )
         ),
     ),
-    "php": _interpreter(Options(short="rBREd")),
-    **dict.fromkeys(_words("lua luajit"), _interpreter(Options(short="el"))),
-    "Rscript": _interpreter(Options(short="e", long=_words("eval"))),
-    "julia": _interpreter(Options(short="eEL", long=_words("eval print load"))),
+    "php": _interpreter(
+        Options(short="rBREd", flags="aCehHilmnqsvw", valued="BcdEFfrRStz", script_ends=True)
+    ),
+    **dict.fromkeys(
+        words("lua luajit"),
+        _interpreter(Options(short="el", flags="EWiv", valued="el", script_ends=True)),
+    ),
+    "Rscript": _interpreter(Options(short="e", long=words("eval"))),
+    "julia": _interpreter(
+        Options(
+            short="eEL",
+            long=words("eval print load"),
+            flags="hiqv",
+            valued="CeEgHJLmOpPt",
+            script_ends=True,
+        )
+    ),
     "tclsh": _interpreter(Options()),
 }
-"""Program name -> what a name or prefix rule does not cover of it."""
+"""Program name -> what a name or prefix rule does not cover of it. The letters are those of
+GNU sort 9.1, GNU make 4.3, OpenSSH 9.2's scp, rsync 3.2.7, CPython 2.7 and 3.11, perl 5.36,
+node 20 and ruby's, php's, lua's and julia's own option loops."""
+
 
 _VERSIONED_PYTHON = re.compile(r"python[23](\.[0-9]+)?")
 

@@ -4,15 +4,17 @@ Both languages can run commands and write files from inside the script
 (sed's `e` command and `s///e` flag, `w`/`W` and `s///w`; awk's `system()`,
 pipes and `print > file`). A name rule such as `shell(sed:*)` covers a
 script only when it is plainly inert: for sed, a script this reader parses
-completely into commands that only read and print; for awk, a program text
-that does not mention any of the constructs that reach outside. Anything
-else, a script file (`-f`) included, is refused: the policy cannot see it.
+completely into commands that only read and print; for awk, a program that
+uses none of the constructs that reach outside (`permissions/awk.py`, which
+reads where `>` redirects print's output). Anything else, a script file
+(`-f`) included, is refused: the policy cannot see it.
 
 Each function returns None when the arguments are covered, else why not.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 # -- sed -----------------------------------------------------------------------------------
@@ -44,7 +46,7 @@ _SED_SIMPLE_COMMANDS = frozenset("=dDgGhHnNpPxzF")
 _SED_NUMBER_COMMANDS = frozenset("qQlL")
 _SED_LABEL_COMMANDS = frozenset("btT:")
 _SED_TEXT_COMMANDS = frozenset("aic")
-_SED_S_FLAGS = frozenset("gpiImM0123456789")
+_SED_S_FLAGS = re.compile(r"[gpiImM0-9]*")
 _SED_REFUSED_COMMANDS = {
     "e": "sed's `e` command runs a shell command",
     "w": "sed's `w` command writes a file",
@@ -53,18 +55,68 @@ _SED_REFUSED_COMMANDS = {
     "R": "sed's `R` command reads a file the policy does not see",
 }
 _SED_END_OF_COMMAND = frozenset(";\n}#")
-_SED_EXPRESSION = r"(?:[^\\/\n]|\\[^\n])*"
-"""Up to the next unescaped `/`, as sed's match_slash reads it (without escaped newlines)."""
-_SED_FIRST_ADDRESS = rf"(?:[0-9]+(?:~[0-9]+)?|\$|/{_SED_EXPRESSION}/[IM]*)"
-_SED_SECOND_ADDRESS = rf"(?:,[ \t]*(?:[0-9]+|\$|[+~][0-9]+|/{_SED_EXPRESSION}/[IM]*))?"
-_SED_PLAIN_COMMAND = (
-    rf"(?:s/{_SED_EXPRESSION}/{_SED_EXPRESSION}/[gpiImM0-9]*|y/{_SED_EXPRESSION}/{_SED_EXPRESSION}/"
-    r"|[=dDgGhHnNpPxzF]|[qQlL][ \t]*[0-9]*)"
+_SED_BLANKS = re.compile(r"[ \t]*")
+_SED_SEPARATORS = re.compile(r"[ \t\n;]*")
+_SED_DIGITS = re.compile(r"[0-9]*")
+_SED_NEGATIONS = re.compile(r"(?:![ \t]*)*")
+_SED_LABEL = re.compile(r"[^; \t\n}]*")
+_SED_TEXT = re.compile(r"[ \t]*(?:[^\\\n]|\\[\s\S]?)*+\n?")
+"""`a`, `i`, `c`: the text runs to the first newline not escaped by a backslash."""
+
+
+def _sed_body(delimiter: str) -> str:
+    r"""Up to the next unescaped `delimiter`, as sed's match_slash reads it: a backslash
+    escapes any character (a newline too), a bare newline ends nothing (it is refused)."""
+    return rf"(?:(?!{delimiter})[^\\\n]|\\[\s\S])*+{delimiter}"
+
+
+def _sed_delimited(name: str) -> str:
+    """A delimiter (any character but a newline or a backslash) and a body it ends."""
+    return rf"(?P<{name}>[^\n\\]){_sed_body(f'(?P={name})')}"
+
+
+_SED_SEPARATORS_RUN = r"[ \t\n;{}]*+"
+_SED_END = rf"[ \t]*(?=[;\n}}#]|\Z){_SED_SEPARATORS_RUN}"
+_SED_FIRST_ADDRESS = (
+    rf"(?:\$|[0-9]++(?:~[0-9]*+)?|/{_sed_body('/')}[IM]*+|\\{_sed_delimited('a')}[IM]*+)"
 )
-_SED_ONE = rf"(?:{_SED_FIRST_ADDRESS}{_SED_SECOND_ADDRESS})?[ \t]*(?:![ \t]*)*{_SED_PLAIN_COMMAND}"
-_SED_PLAIN_RUN = re.compile(rf"{_SED_ONE}(?:[ \t]*[;\n][ \t;\n]*{_SED_ONE})*[ \t]*(?=[;\n}}#]|$)")
-"""The common case, read at once: commands that only read and print, `/`-delimited
-expressions, each ending where a command ends. Anything else goes to the reader below."""
+_SED_SECOND_ADDRESS = rf"(?:\$|[0-9]++|/{_sed_body('/')}[IM]*+|\\{_sed_delimited('b')}[IM]*+)"
+_SED_ADDRESSES = rf"{_SED_FIRST_ADDRESS}[ \t]*(?:,[ \t]*(?:[+~][0-9]++|{_SED_SECOND_ADDRESS}))?"
+
+
+def _sed_command(tag: str) -> str:
+    """A command that only reads and prints, and the separators after it (`tag` names
+    its groups apart: the run below holds this pattern three times)."""
+    return (
+        rf"(?:[=dDgGhHnNpPxzF]{_SED_END}"
+        rf"|s{_sed_delimited('s' + tag)}{_sed_body(f'(?P=s{tag})')}[gpiImM0-9]*+{_SED_END}"
+        rf"|[btT][ \t]*[^; \t\n}}]*+{_SED_END}|[qQlL][ \t]*[0-9]*+{_SED_END}"
+        rf"|:[ \t]*[^; \t\n}}]++{_SED_END}"
+        rf"|y{_sed_delimited('y' + tag)}{_sed_body(f'(?P=y{tag})')}{_SED_END}"
+        rf"|[aic]{_SED_TEXT.pattern}{_SED_SEPARATORS_RUN}|[{{}}]{_SED_SEPARATORS_RUN})"
+    )
+
+
+_SED_RUN = (
+    rf"{_SED_SEPARATORS_RUN}(?:{_sed_command('')}"
+    rf"|(?>{_SED_ADDRESSES}[ \t]*(?:![ \t]*)*+{_sed_command('a')})"
+    rf"|(?>(?:![ \t]*)++{_sed_command('b')})|#[^\n]*+{_SED_SEPARATORS_RUN})*+"
+)
+"""Everything the reader below accepts, read at once: whole runs of commands that only
+read and print (addresses, `!`, blocks, labels, text, `s` and `y` with any delimiter),
+each kept or dropped whole, never read two ways (atomic groups, possessive repeats), so
+a script costs one pass of `re`, its most frequent commands tried first. Where the run
+stops, the reader takes over for one command: it refuses it, or reads it and hands
+back. The two readings agree (a property test checks it), so the reader is the one to
+read for the rules."""
+
+
+@functools.cache
+def _sed_run() -> re.Pattern[str]:
+    """_SED_RUN, compiled on first use (it takes milliseconds)."""
+    return re.compile(_SED_RUN)
+
+
 _SCRIPT_IN_A_FILE = "reads the script from a file the policy does not see"
 
 
@@ -161,54 +213,50 @@ class _SedCommandLine:
 
 
 class _SedScript:
-    """GNU sed's script grammar, read the way sed reads it; anything unknown is refused."""
+    """GNU sed's script grammar, read the way sed reads it; anything unknown is refused.
+
+    `check` reads what _SED_RUN covers at once and gives this reader one command
+    wherever the run stops. Every step here is a regular expression or a slice,
+    never a loop over characters, so a script costs time in proportion to its length.
+    """
 
     def __init__(self, script: str) -> None:
         self.text = script
         self.i = 0
 
     def _peek(self) -> str:
-        return self.text[self.i] if self.i < len(self.text) else ""
+        return self.text[self.i : self.i + 1]
 
-    def _skip(self, chars: str) -> None:
-        while self.i < len(self.text) and self.text[self.i] in chars:
-            self.i += 1
-
-    def _number(self) -> bool:
-        start = self.i
-        while self._peek().isascii() and self._peek().isdigit():
-            self.i += 1
-        return self.i > start
+    def _match(self, pattern: re.Pattern[str]) -> str:
+        found = pattern.match(self.text, self.i)
+        assert found is not None  # the patterns used here all match the empty string
+        self.i = found.end()
+        return found.group()
 
     def check(self) -> None:
         while True:
-            self._skip(" \t\n;")
+            self._match(_sed_run())
+            self._match(_SED_SEPARATORS)
             if self.i >= len(self.text):
                 return
             if self._peek() == "#":
                 self._to_end_of_line()
                 continue
-            plain = _SED_PLAIN_RUN.match(self.text, self.i)
-            if plain is not None:
-                self.i = plain.end()
-                continue
             self._addresses()
-            self._skip(" \t")
-            while self._peek() == "!":
-                self.i += 1
-                self._skip(" \t")
+            self._match(_SED_BLANKS)
+            self._match(_SED_NEGATIONS)
             self._command()
 
     def _addresses(self) -> None:
         if not self._address(first=True):
             return
-        self._skip(" \t")
+        self._match(_SED_BLANKS)
         if self._peek() == ",":
             self.i += 1
-            self._skip(" \t")
+            self._match(_SED_BLANKS)
             if self._peek() in ("+", "~"):
                 self.i += 1
-                if not self._number():
+                if not self._match(_SED_DIGITS):
                     raise _RefusedError("a sed address the policy cannot read")
             elif not self._address(first=False):
                 raise _RefusedError("a sed address the policy cannot read")
@@ -219,10 +267,10 @@ class _SedScript:
             self.i += 1
             return True
         if char.isascii() and char.isdigit():
-            self._number()
+            self._match(_SED_DIGITS)
             if first and self._peek() == "~":
                 self.i += 1
-                self._number()
+                self._match(_SED_DIGITS)
             return True
         if char in ("/", "\\"):
             if char == "\\":
@@ -239,17 +287,13 @@ class _SedScript:
 
     def _delimited(self, delimiter: str) -> None:
         """Up to the next unescaped `delimiter` (sed's match_slash); the cursor goes past it."""
-        text = self.text
-        while self.i < len(text):
-            char = text[self.i]
+        self._match(_sed_delimiter_body(delimiter))
+        if self._peek() == delimiter:
             self.i += 1
-            if char == delimiter:
-                return
-            if char == "\\":
-                self.i += 1  # the escaped character, whatever it is
-            elif char == "\n":
-                raise _RefusedError("a newline inside a sed regular expression or replacement")
-        raise _RefusedError("an unterminated sed expression")
+        elif self._peek() == "\n":
+            raise _RefusedError("a newline inside a sed regular expression or replacement")
+        else:  # the end, or a backslash that escapes nothing
+            raise _RefusedError("an unterminated sed expression")
 
     def _to_end_of_line(self) -> None:
         end = self.text.find("\n", self.i)
@@ -265,41 +309,23 @@ class _SedScript:
         if command in _SED_SIMPLE_COMMANDS:
             pass
         elif command in _SED_NUMBER_COMMANDS:
-            self._skip(" \t")
-            self._number()
+            self._match(_SED_BLANKS)
+            self._match(_SED_DIGITS)
         elif command in _SED_LABEL_COMMANDS:
-            self._label(required=command == ":")
+            self._match(_SED_BLANKS)
+            if not self._match(_SED_LABEL) and command == ":":
+                raise _RefusedError("a sed label without a name")
         elif command in _SED_TEXT_COMMANDS:
-            self._text()
+            self._match(_SED_TEXT)
             return
         elif command in ("s", "y"):
             self._substitution(command)
         else:
             shown = command or "nothing"
             raise _RefusedError(f"the sed command `{shown}`, which the policy does not know")
-        self._skip(" \t")
+        self._match(_SED_BLANKS)
         if self.i < len(self.text) and self._peek() not in _SED_END_OF_COMMAND:
             raise _RefusedError(f"unexpected `{self._peek()}` after the sed command `{command}`")
-
-    def _label(self, *, required: bool) -> None:
-        self._skip(" \t")
-        start = self.i
-        while self.i < len(self.text) and self.text[self.i] not in "; \t\n}":
-            self.i += 1
-        if required and self.i == start:
-            raise _RefusedError("a sed label without a name")
-
-    def _text(self) -> None:
-        """`a`, `i`, `c`: the text runs to the first newline not escaped by a backslash."""
-        self._skip(" \t")
-        text = self.text
-        while self.i < len(text):
-            char = text[self.i]
-            self.i += 1
-            if char == "\\":
-                self.i += 1
-            elif char == "\n":
-                return
 
     def _substitution(self, command: str) -> None:
         delimiter = self._peek()
@@ -310,8 +336,7 @@ class _SedScript:
         self._delimited(delimiter)
         if command == "y":
             return
-        while self._peek() in _SED_S_FLAGS and self._peek():
-            self.i += 1
+        self._match(_SED_S_FLAGS)
         flag = self._peek()
         if flag == "e":
             raise _RefusedError("sed's `s///e` flag runs the pattern space as a command")
@@ -319,34 +344,7 @@ class _SedScript:
             raise _RefusedError("sed's `s///w` flag writes a file")
 
 
-# -- awk -----------------------------------------------------------------------------------
-
-AWK_VALUE_OPTIONS = frozenset("Fv")
-"""The only options covered: the field separator and variable assignments."""
-_AWK_REACHES_OUT = re.compile(r"system|getline|\||@|/inet")
-"""Commands (`system`, pipes), input from elsewhere (`getline`, gawk's /inet
-network files), gawk's `@include`/`@load` and indirect calls."""
-
-
-def awk_refusal(args: tuple[str, ...]) -> str | None:
-    """Why `awk ARGS` is not covered by a rule naming awk, or None."""
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "--":
-            index += 1
-            break
-        if not arg.startswith("-") or arg == "-":
-            break
-        if arg.startswith("--") or arg[1] not in AWK_VALUE_OPTIONS:
-            return f"`{arg}`: only awk's -F and -v options are covered"
-        index += 1 if len(arg) > 2 else 2
-    if index >= len(args):
-        return None
-    program = args[index].replace("\\\n", "")
-    reach = _AWK_REACHES_OUT.search(program)
-    if reach:
-        return f"the awk program uses `{reach.group()}`, which can run commands or reach files"
-    if ">" in program and "print" in program:
-        return "the awk program may redirect print's output to a file (`>`)"
-    return None
+@functools.lru_cache(maxsize=64)
+def _sed_delimiter_body(delimiter: str) -> re.Pattern[str]:
+    """What `_delimited` skips: up to the delimiter, a bare newline or the end."""
+    return re.compile(rf"(?:[^{re.escape(delimiter)}\\\n]|\\[\s\S])*+")

@@ -21,11 +21,13 @@ or between ASCII-digit descriptors, and nothing `programs.refusal` refuses
 Deny rules (`--deny-tool`) win over every allow rule and are read broadly:
 `shell(rm)` or `shell(rm:*)` denies any command named `rm` (by path too),
 `shell(git push)` or `shell(git push:*)` any `git` command whose later words
-include `push` (so `git -C x push` too), and the exact text of a rule
-always. While a shell deny rule is in force, a line is also denied when the
-policy cannot read it or when one of its commands could run another program
-(a wrapper, an option that runs a program, a leading assignment): the
-policy could not tell that the denied command is not among them.
+include `push` (so `git -C x push` too) or the plumbing that does the same
+(`send-pack`, `http-push`, a `remote-*` helper), and the exact text of a
+rule always. While a shell deny rule is in force they also fail closed: a
+line is denied when the policy cannot read it, and when one of its commands
+is neither spelled by an exact rule, nor covered by a name or prefix rule,
+nor a program known to run no other program (`inert.runs_another`): the
+policy could not tell that the denied command is not among what it runs.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from copilot_driver.permissions import programs
+from copilot_driver.permissions import inert, programs
 from copilot_driver.permissions.bash import Command, Redirection, ShellParseError, parse_command
 
 Shape = tuple[tuple[str, ...], tuple[str, ...], tuple[Redirection, ...]]
@@ -114,7 +116,7 @@ class ShellRules:
 
     def spells(self, text: str, commands: list[Command] | None) -> bool:
         """Whether an exact rule is the whole line `text` (`commands`: its reading, if any)."""
-        if text.strip(BLANKS) in self.exact_texts:
+        if self.exact_texts and text.strip(BLANKS) in self.exact_texts:
             return True
         return commands is not None and line_of(commands) in self.exact_lines
 
@@ -155,11 +157,13 @@ class DenyRule:
     """The rule's words (`git`, `push`), or None when the text is outside the literal subset."""
 
     def matches(self, command: Command) -> bool:
-        """`command` has the rule's name (by path too) and its later words, in order."""
+        """`command` has the rule's name (by path too) and its later words, in order;
+        git's plumbing counts as the porcelain it performs (`send-pack` as `push`)."""
         if self.words is None or command.name.rsplit("/", 1)[-1] != self.words[0]:
             return False
+        names = _git_names if self.words[0] == "git" else _itself
         remaining = iter(command.words[1:])
-        return all(word in remaining for word in self.words[1:])
+        return all(any(word in names(said) for said in remaining) for word in self.words[1:])
 
 
 @dataclass(frozen=True)
@@ -187,8 +191,9 @@ class ShellDenyRules:
     def active(self) -> bool:
         return self.everything is not None or bool(self.rules)
 
-    def verdict(self, text: str) -> str | None:
-        """Why a deny rule denies the line `text`, or None."""
+    def verdict(self, text: str, allowed: ShellRules) -> str | None:
+        """Why a deny rule denies the line `text`, or None. `allowed`: the allow rules,
+        which vouch for the commands they name."""
         if self.everything is not None:
             return "every shell command is denied by --deny-tool shell"
         if not self.rules:
@@ -204,24 +209,42 @@ class ShellDenyRules:
                 f"the command contains {error}, so the policy cannot tell that it does not "
                 f"run what --deny-tool {first} denies"
             )
+        spelled = allowed.spells(text, commands)
         for command in commands:
             for rule in self.rules:
                 if rule.matches(command):
                     return f"`{command.text}` is denied by --deny-tool {rule.rule}"
-            reason = _could_run_another(command)
+            if spelled or (allowed.matches(command) and plain_refusal(command) is None):
+                continue
+            reason = inert.runs_another(command)
             if reason is not None:
+                fix = f"--allow-tool 'shell({command.name}:*)'"
                 return (
                     f"`{command.text}` could run another program ({reason}), so the policy "
-                    f"cannot tell that it does not run what --deny-tool {first} denies"
+                    f"cannot tell that it does not run what --deny-tool {first} denies; "
+                    f"to allow it knowingly, add {fix}"
                 )
         return None
 
 
-def _could_run_another(command: Command) -> str | None:
-    if command.assignments:
-        variable = command.assignments[0].split("=", 1)[0].rstrip("+")
-        return f"it assigns {variable}"
-    return programs.refusal(command)
+_GIT_PLUMBING = {
+    "send-pack": ("send-pack", "push"),
+    "http-push": ("http-push", "push"),
+    "fetch-pack": ("fetch-pack", "fetch"),
+    "http-fetch": ("http-fetch", "fetch"),
+}
+"""git subcommands that do what a porcelain subcommand does: a deny rule naming the
+porcelain names them too."""
+
+
+def _itself(word: str) -> tuple[str, ...]:
+    return (word,)
+
+
+def _git_names(word: str) -> tuple[str, ...]:
+    if word.startswith("remote-"):  # a transport helper (`git remote-ext`) pushes and fetches
+        return (word, "push", "fetch")
+    return _GIT_PLUMBING.get(word, (word,))
 
 
 class _UnusableRuleError(ValueError):

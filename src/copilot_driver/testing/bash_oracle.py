@@ -94,6 +94,8 @@ class Observation:
     """Sockets opened and addresses connected to, by any process."""
     new_files: tuple[str, ...] = ()
     """Paths (relative to the working folder) that exist after the run and did not before."""
+    removed_files: tuple[str, ...] = ()
+    """Paths (relative to the working folder) that existed before the run and do not after."""
 
 
 def _decode(hexed: str) -> str:
@@ -178,8 +180,12 @@ class BashOracle:
             if not traces:
                 raise OracleUnavailableError(f"strace wrote no trace (exit {exit_code})")
             observation = self._observe(command, exit_code, stderr, traces)
-            new_files = sorted(_tree(work) - before)
-            return dataclasses.replace(observation, new_files=tuple(new_files))
+            after = _tree(work)
+            return dataclasses.replace(
+                observation,
+                new_files=tuple(sorted(after - before)),
+                removed_files=tuple(sorted(before - after)),
+            )
 
     def violations(
         self,

@@ -339,6 +339,37 @@ def test_rules_that_match_nothing_are_reported_with_the_rule_meant(
     ]
 
 
+def test_rules_that_grant_running_code_are_said_once_at_start(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Logged at start, and a notice under GitHub Actions; plain programs are not."""
+    rules = ("shell(python:*)", "shell(ls)", "shell(npm test)", "shell(git status:*)", "read")
+    annotated = DriverConfig(
+        **{
+            **vars(config),
+            "permissions": PermissionConfig(False, rules, "test"),
+            "github_actions": True,
+        }
+    )
+    _, _, entries = run_lifecycle(annotated, monkeypatch, {})
+
+    said = [e for e in entries if e["event"] == "permissions.grants_code_execution"]
+    assert [(e["rule"], e["program"]) for e in said] == [
+        ("shell(python:*)", "python"),
+        ("shell(npm test)", "npm"),
+        ("shell(git status:*)", "git"),
+    ]
+    assert {e["level"] for e in said} == {"info"}
+    assert "the harness's sandbox" in str(said[0]["message"])
+    notices = [
+        line
+        for line in capsys.readouterr().err.splitlines()
+        if line.startswith("::notice title=Copilot tool permission rule grants running code::")
+    ]
+    assert len(notices) == 3
+    assert "shell(python:*) grants running code: `python` is an interpreter" in notices[0]
+
+
 def test_cleanup_is_bounded_even_when_disconnect_hangs(
     config: DriverConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from copilot_driver.permissions.bash import (
     MAX_COMMANDS,
+    MAX_LINE_CHARS,
     MAX_WORDS,
     Command,
     Redirection,
@@ -44,6 +45,18 @@ def test_words_are_unquoted() -> None:
         ("git commit -m 'héllo ü' \"\uff47it\"", ("commit", "-m", "héllo ü", "\uff47it")),
         ("ls '' \"\"", ("", "")),
         ("echo ''#x", ("#x",)),
+        # Braces without a `,` or `..` between them, and `..` outside them, stay literal.
+        (
+            "git log HEAD@{1}..HEAD @{u}.. stash@{0}..HEAD",
+            ("log", "HEAD@{1}..HEAD", "@{u}..", "stash@{0}..HEAD"),
+        ),
+        ("ls {a.. a,b} {a.b} x{}y", ("{a..", "a,b}", "{a.b}", "x{}y")),
+        # No history expansion without an interactive shell: `!` is literal in words.
+        (
+            'git commit -m "Fix the bug!" !x a!b \\!',
+            ("commit", "-m", "Fix the bug!", "!x", "a!b", "!"),
+        ),
+        ("echo Done! '!' \\!", ("Done!", "!", "!")),
     ],
 )
 def test_literal_words_stay_literal(text: str, expected: tuple[str, ...]) -> None:
@@ -194,14 +207,22 @@ def test_a_spaced_digit_is_an_argument_and_a_redirection_may_come_first() -> Non
         ("echo $\\\n{HOME}", "`$` outside single quotes"),
         ("git log `id`", "backtick"),
         ('git log "`id`"', "backtick"),
-        ("git log !x", "`!`"),
-        ('git log "!x"', "`!` inside double quotes"),
+        ("! ls", "the shell keyword `!`"),
+        ("ls && ! git status", "the shell keyword `!`"),
         ("ls *", "glob"),
         ("ls a?", "glob"),
         ("git [-]c x", "glob"),
         ("git {-c,x}", "brace expansion"),
         ("ls a{1..3}", "brace expansion"),
         ("ls {a,'b'}", "brace expansion"),
+        ("ls {,}", "brace expansion"),  # no word at all
+        ('ls {a"}",b}', "brace expansion"),  # a quoted `}` closes nothing
+        ("ls {{a}..b}", "brace expansion"),
+        ("git log HEAD@{1}..{2..3}", "brace expansion"),
+        # bash passes over a `}` before the first `,`: `a}b c` and `x}a xb` (the oracle's find)
+        ("find . {a}b,-delete}", "brace expansion"),
+        ("ls x{}a,b}", "brace expansion"),
+        ("git log HEAD@{1}..HEAD@{2}", "brace expansion"),  # literal to bash; refused here
         ("ls ~", "tilde expansion"),
         ("ls ~/x", "tilde expansion"),
         ("ls x=~", "tilde expansion"),
@@ -283,6 +304,7 @@ def test_long_lines_are_read_up_to_the_limits() -> None:
         ("git log " + " ".join(["'x'"] * MAX_WORDS), f"more than {MAX_WORDS} words"),
         (";".join(["ls"] * (MAX_COMMANDS + 1)), f"more than {MAX_COMMANDS} commands"),
         ("ls\n" * (MAX_COMMANDS + 1), f"more than {MAX_COMMANDS} commands"),
+        ("ls " + "x" * MAX_LINE_CHARS, "longer than 64 KiB"),
     ],
 )
 def test_lines_over_the_limits_are_refused(text: str, reason: str) -> None:

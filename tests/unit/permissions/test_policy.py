@@ -509,6 +509,78 @@ def test_under_a_shell_deny_rule_what_the_policy_cannot_read_is_denied() -> None
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        # Wrappers, build tools, package managers, databases and search tools the table
+        # does not list: each runs `rm` under unpoliced bash.
+        "setarch x86_64 rm V",
+        "linux64 rm V",
+        "prlimit rm V",
+        "logsave /dev/null rm V",
+        "start-stop-daemon --start --exec /bin/rm -- V",
+        "cmake -E env rm V",
+        "npm exec -c 'rm V'",
+        "sqlite3 :memory: '.shell rm V'",
+        "rg --pre rm x",
+        "make",
+        "python3 x.py",
+        "./tool V",  # a path may be anything
+        "/usr/bin/ls",
+        "git x",  # an alias or an external git-x program
+        "egrep x F",  # a script: it runs grep
+    ],
+)
+def test_under_a_shell_deny_rule_only_programs_known_to_run_nothing_else_pass(
+    command: str,
+) -> None:
+    decision = config(deny=["shell(rm)"], allow_all=True).decide(shell(command).to_dict())
+    assert decision.allowed is False, command
+    assert "--deny-tool shell(rm)" in decision.reason, decision.reason
+    assert "--allow-tool 'shell(" in decision.reason, decision.reason  # the fix
+
+
+def test_under_a_shell_deny_rule_everyday_commands_and_explicit_grants_pass() -> None:
+    deny_rm = config(deny=["shell(rm)"], allow_all=True)
+    for command in (
+        "ls -la src",
+        "git status && git log --oneline -3 | head -n 2",
+        "grep -rn TODO src | wc -l",
+        "sed -n 1,5p F",
+        "cat F | sort | uniq -c",
+        "mkdir -p out && cp F out/",
+        "git commit -m 'Fix the bug!'",
+    ):
+        assert allowed(deny_rm, shell(command)) is True, command
+    for command in ("sort -o F G", "find . -delete", "git -c core.pager=rm log"):
+        assert allowed(deny_rm, shell(command)) is False, command
+    # An explicit allow rule (or an exact one) vouches for the program it names.
+    granted = config(["shell(make:*)", "shell(npm test)"], ["shell(rm)"], allow_all=True)
+    assert allowed(granted, shell("make test")) is True
+    assert allowed(granted, shell("npm test")) is True
+    assert allowed(granted, shell("npm exec -c 'rm V'")) is False
+    assert allowed(granted, shell("make test && rm V")) is False
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git send-pack REMOTE HEAD:refs/heads/x",
+        "git http-push REMOTE HEAD",
+        "git -C R remote-ext 'ssh host git-receive-pack' x",
+        "/usr/bin/git send-pack R HEAD",
+    ],
+)
+def test_git_plumbing_counts_as_the_push_it_performs(command: str) -> None:
+    for policy_ in (
+        config(deny=["shell(git push)"], allow_all=True),
+        config(["shell(git:*)"], ["shell(git push:*)"]),
+    ):
+        decision = policy_.decide(shell(command).to_dict())
+        assert decision.allowed is False, command
+        assert "git push" in decision.reason, decision.reason
+
+
+@pytest.mark.parametrize(
     ("deny", "request_", "is_denied"),
     [
         ("read", read(), True),

@@ -23,6 +23,8 @@ spread (min-max):
   quote): the slowest 64 KiB decision, and how much slower 64 KiB is than
   4 KiB (16 when linear; the target allows 32; lines over the reader's limits
   are refused early, which only lowers the ratio).
+- the tool loop's `edit_file` on 10k and 80k lines, every line a match:
+  how much slower 80k is (x8 when linear; the target allows x10).
 
 - the harness's whole run (a plain turn through `copilot-driver-harness`:
   the sidecar started, the driver run, the sidecar stopped) beside the sum of
@@ -64,6 +66,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from copilot_driver.adapters.tool_loop.sandbox import resolve_root
+from copilot_driver.adapters.tool_loop.tools import Toolbox
 from copilot_driver.compatibility import untested_versions
 from copilot_driver.driver.config import load_config
 from copilot_driver.driver.connection import create_client
@@ -112,6 +116,7 @@ TARGETS = {
     "long_command_ms": ("<=", 10.0),
     "oversized_command_ms": ("<=", 1.0),
     "long_command_growth": ("<=", 32.0),
+    "edit_file_growth": ("<=", 10.0),
     "harness_whole_to_sequential": ("<", 1.0),
     "harness_sandboxed_to_off": ("<=", 1.10),
     "sidecar_memory_sandboxed_to_off": ("<=", 1.10),
@@ -316,6 +321,28 @@ def bench_long_commands(rounds: int = 5) -> dict[str, Any]:
             slowest(long_command(shape, OVERSIZED_COMMAND_KIB)) for shape in LONG_COMMAND_SHAPES
         ),
     }
+
+
+def bench_edit_file_growth(
+    rounds: int = 3, sizes: tuple[int, int] = (10_000, 80_000)
+) -> dict[str, Any]:
+    """The tool loop's `edit_file` on files of `sizes` lines, every line a match (refused
+    as ambiguous, naming the lines): the fastest of `rounds` each, and the large/small
+    ratio (x8 when linear; it was quadratic, x70 and more)."""
+    times: dict[int, float] = {}
+    with tempfile.TemporaryDirectory(prefix="copilot-bench-edit-") as folder:
+        box = Toolbox(resolve_root(Path(folder)), max_result_chars=20_000)
+        arguments = json.dumps({"path": "rows.py", "old_str": "x = ", "new_str": "y = "})
+        for lines in sizes:
+            (Path(folder) / "rows.py").write_text("".join(f"x = {n}\n" for n in range(lines)))
+            best = float("inf")
+            for _ in range(rounds):
+                started = time.perf_counter()
+                box.execute("edit_file", arguments)
+                best = min(best, time.perf_counter() - started)
+            times[lines] = best * 1000
+    small, large = sizes
+    return {"ms": times, "growth": times[large] / times[small]}
 
 
 def bench_harness(work: Path, model: ScriptedModelServer, runs: int) -> dict[str, Any]:
@@ -546,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
     results["sink"] = bench_sink()
     results["policy"] = bench_policy()
     results["long_commands"] = bench_long_commands()
+    results["edit_file"] = bench_edit_file_growth()
     results["targets"] = _check_targets(results)
     args.json.write_text(json.dumps(results, indent=2) + "\n")
     print(_markdown(results))
@@ -593,6 +621,7 @@ def _check_targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "long_command_ms": results["long_commands"]["slowest_64kib_ms"],
         "long_command_growth": results["long_commands"]["growth"],
         "oversized_command_ms": results["long_commands"]["oversized_ms"],
+        "edit_file_growth": results["edit_file"]["growth"],
         "harness_whole_to_sequential": results["harness"]["whole_to_sequential"],
         "harness_sandboxed_to_off": results["harness"]["sandboxed_to_off"],
         "sidecar_memory_sandboxed_to_off": results["sidecar_memory"]["sandboxed_to_off"],
@@ -692,6 +721,12 @@ def _markdown(results: dict[str, Any]) -> str:
         lines.append(f"| {shape} | {cells} |")
     oversized = results["long_commands"]["oversized_ms"]
     lines.append(f"\nA {OVERSIZED_COMMAND_KIB} KiB line is refused in {oversized:.3f} ms.")
+    edit = results["edit_file"]
+    lines.append(
+        "\nTool loop `edit_file`, every line a match: "
+        + ", ".join(f"{n} lines {ms:.1f} ms" for n, ms in edit["ms"].items())
+        + f" (x{edit['growth']:.1f})."
+    )
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ it before anything heavy is loaded.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -116,7 +117,8 @@ SERVER_ARGS = Variable(
     "the sidecar's CLI arguments as a JSON array of strings; its `--allow-all-tools`, "
     "`--allow-tool VALUE` and `--deny-tool VALUE` flags are the permission policy (see "
     "below). Unset, blank, or without those flags: no configuration. Set but anything else "
-    "(single quotes, a trailing comma, a number inside, a flag without its value) is a "
+    "(single quotes, a trailing comma, a number inside, a flag without its value, a blank "
+    'rule such as `--allow-tool ""`, a key given twice) is a '
     'configuration error that says what is wrong, never "no configuration" (which would '
     "approve every request). The harness reads it with the same parser and refuses the same "
     "values before starting the sidecar",
@@ -157,8 +159,9 @@ PERMISSIONS = Variable(
     "GH_AW_COPILOT_SDK_PERMISSIONS",
     'explicit policy {"allowAllTools", "allowedTools", "deniedTools"}',
     'an explicit policy `{"allowAllTools": bool, "allowedTools": [str, ...], "deniedTools": '
-    "[str, ...]}`; takes precedence when set; invalid JSON, a wrong type or an unknown key is "
-    "a configuration error (a policy someone wrote is never widened to allow-all)",
+    "[str, ...]}`; takes precedence when set; invalid JSON, a wrong type, an unknown key, a "
+    "key given twice or a blank rule is a configuration error (a policy someone wrote is "
+    "never widened to allow-all)",
 )
 MAX_TOOL_DENIALS = Variable(
     "GH_AW_MAX_TOOL_DENIALS",
@@ -254,9 +257,38 @@ def value_of(env: Mapping[str, str], variable: Variable) -> str | None:
     return value.strip()
 
 
+SECRET_LOOKING_NAME = re.compile(r"_(?:TOKEN|KEY|SECRET|PASSWORD)$|^ACTIONS_", re.IGNORECASE)
+"""Variables whose values are masked in everything written, whoever set them: the names
+GitHub's runner and most CI secrets use (`NPM_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
+`ACTIONS_RUNTIME_TOKEN`, ...)."""
+MIN_SECRET_LOOKING_CHARS = 8
+"""Shorter values of such variables (`ACTIONS_STEP_DEBUG=true`) are settings, not secrets:
+masking them would punch holes in ordinary text."""
+
+
+_NAMED_SECRETS = frozenset((*PLATFORM_TOKENS, *DRIVER_SECRETS))
+
+
 def secrets_in(env: Mapping[str, str], names: Iterable[str] = DRIVER_SECRETS) -> tuple[str, ...]:
-    """The secret values `env` holds, as given (a Redactor masks the stripped form too)."""
-    return tuple(env.get(name, "") for name in names)
+    """The secret values `env` holds, as given (a Redactor masks the stripped form too):
+    those of `names`, then every secret-looking one (`secret_looking_values`)."""
+    named = [env.get(name, "") for name in names]
+    return tuple(dict.fromkeys([*named, *secret_looking_values(env)]))
+
+
+def secret_looking_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of the variables SECRET_LOOKING_NAME names, at least
+    MIN_SECRET_LOOKING_CHARS long, but for the named secrets: the platform tokens are
+    never read here (the driver never reads them; the harness names them itself), the
+    driver's own (DRIVER_SECRETS) are read by name."""
+    found = []
+    for name in env:
+        if name in _NAMED_SECRETS or not SECRET_LOOKING_NAME.search(name):
+            continue
+        value = env[name]
+        if len(value.strip()) >= MIN_SECRET_LOOKING_CHARS:
+            found.append(value)
+    return tuple(dict.fromkeys(found))
 
 
 def session_state_base_dir(env: Mapping[str, str], cwd: Path) -> Path:

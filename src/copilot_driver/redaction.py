@@ -17,7 +17,13 @@ What is masked, for each secret:
   long);
 - a fragment of at least MIN_FRAGMENT_CHARS characters cut at the edge of a
   value: a string that ends with a prefix of the secret (a truncated
-  message, a line cut at a length limit) or begins with a suffix of it.
+  message, a line cut at a length limit) or begins with a suffix of it;
+- the secret upper- and lower-cased, URL-encoded and in hex.
+
+And whatever the secrets: every GitHub token by its format (GITHUB_TOKEN).
+Not masked: other transformations (a secret split, reversed, re-encoded
+twice), base64 runs under MIN_BASE64_CHARS, and a cut fragment under
+MIN_FRAGMENT_CHARS characters.
 
 Text is redacted by substring replacement. Structured data is redacted value
 by value (and key by key), so a secret that happens to be short can never
@@ -29,8 +35,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import quote, unquote
 
 MASK = "***"
 
@@ -55,14 +63,55 @@ for, so the no-secret path costs a fixed number of substring searches.
 
 _URLSAFE = str.maketrans("+/", "-_")
 
+GITHUB_TOKEN = re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")
+"""GitHub's token formats (personal, OAuth, user-to-server, server-to-server, refresh, and
+fine-grained personal tokens), masked wherever they appear, as GitHub's own log masking
+does: a token the process was never given (a tool's `printenv`, a model that repeats one)
+is masked all the same."""
+
+
+_URL_USERINFO = re.compile(r"^(\s*(?:[A-Za-z][A-Za-z0-9+.-]*://)?)([^/?#\s]*@)")
+"""The `user:password@` of a URL (its scheme optional), up to the last `@` before the
+path (Python's `urlsplit` and the WHATWG parser both take the last `@` as the separator)."""
+
+MIN_USERINFO_SECRET_CHARS = 6
+"""Shorter userinfo parts (`u` in `https://u:KEY@host`) are not registered as secrets:
+masking every `u` would mangle the logs. The URL itself is always written masked."""
+
+
+def mask_url_userinfo(url: str) -> str:
+    """`url` with its userinfo (`user:key@`) written as `***@`: scheme, host, port and
+    path kept, so a provider key in a base URL is never logged."""
+    return _URL_USERINFO.sub(rf"\1{MASK}@", url, count=1)
+
+
+def url_userinfo_secrets(url: str) -> tuple[str, ...]:
+    """The user name and password of `url`'s userinfo, as written and percent-decoded,
+    for a Redactor (an SDK error that echoes the URL is masked too)."""
+    found = _URL_USERINFO.match(url)
+    if found is None:
+        return ()
+    userinfo = found.group(2)[:-1]
+    parts = [userinfo, *userinfo.split(":", 1)]
+    forms = (form for part in parts for form in (part, unquote(part)))
+    return tuple(dict.fromkeys(f for f in forms if len(f.strip()) >= MIN_USERINFO_SECRET_CHARS))
+
 
 def _encodings(form: str) -> set[str]:
-    """`form` as written raw, inside a JSON string, and inside a Python repr."""
+    """`form` as written raw, inside a JSON string, inside a Python repr, upper- and
+    lower-cased, URL-encoded (every reserved character, or `+/=` only) and in hex."""
+    data = _utf8(form)
     return {
         form,
         json.dumps(form, ensure_ascii=True)[1:-1],
         json.dumps(form, ensure_ascii=False)[1:-1],
         repr(form)[1:-1],
+        form.upper(),
+        form.lower(),
+        quote(form, safe=""),
+        quote(form),
+        data.hex(),
+        data.hex().upper(),
     }
 
 
@@ -141,9 +190,6 @@ class Redactor:
         )
         self._probes = tuple(sorted(probes))
 
-    def __bool__(self) -> bool:
-        return bool(self._needles)
-
     def found_in(self, text: str) -> bool:
         """Whether `text` may hold a secret; False means `text()` leaves it unchanged.
 
@@ -153,10 +199,10 @@ class Redactor:
         """
         # A plain loop: this runs on every events line, and any() over a generator
         # adds a measurable cost per probe.
-        for probe in self._probes:  # noqa: SIM110
+        for probe in self._probes:
             if probe in text:
                 return True
-        return False
+        return ("gh" in text or "github_pat_" in text) and GITHUB_TOKEN.search(text) is not None
 
     def text(self, text: str) -> str:
         """`text` with every secret form masked, and a fragment cut at either edge."""
@@ -165,7 +211,7 @@ class Redactor:
         for needle in self._needles:
             if needle in text:
                 text = text.replace(needle, MASK)
-        return self._mask_cut_fragments(text)
+        return GITHUB_TOKEN.sub(MASK, self._mask_cut_fragments(text))
 
     def _mask_cut_fragments(self, text: str) -> str:
         head_end = 0  # text[:head_end] is the end of a secret
@@ -185,8 +231,6 @@ class Redactor:
 
     def value(self, value: Any) -> Any:
         """Redact every string inside a JSON-like value (keys included)."""
-        if not self._needles:
-            return value
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
@@ -206,7 +250,7 @@ class Redactor:
         (`found_in`); the walk masks value by value.
         """
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
-        if self._probes and self.found_in(line):
+        if self.found_in(line):
             line = json.dumps(
                 self.value(record), ensure_ascii=False, separators=(",", ":"), default=str
             )

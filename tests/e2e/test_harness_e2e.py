@@ -171,6 +171,34 @@ def test_github_actions_masks_the_token_first_and_never_on_stdout(harness: Harne
     assert completed.stdout == ""  # `answer=$(copilot-driver-harness)` captures no command
 
 
+def test_secret_looking_values_and_github_tokens_are_masked_in_every_harness_output(
+    harness: HarnessHarness, tmp_path: Path
+) -> None:
+    """A driver whose answer repeats a secret of the harness's environment (one the
+    driver is never given) and a GitHub-shaped token: stdout, the step outputs and the
+    step summary show `***`."""
+    npm_secret = "npm-harness-secret-7f3e"
+    github_shaped = "ghs_" + "Q" * 36
+    answer = f"the answer holds {npm_secret} and {github_shaped}"
+    driver = [sys.executable, "-c", f"print({answer!r})"]
+    outputs, summary = tmp_path / "outputs", tmp_path / "summary.md"
+    completed = harness.run(
+        driver=driver,
+        NPM_TOKEN=npm_secret,
+        GITHUB_OUTPUT=str(outputs),
+        GITHUB_STEP_SUMMARY=str(summary),
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == "the answer holds *** and ***\n"
+    written = "\n".join(
+        [completed.stdout, completed.stderr, outputs.read_text(), summary.read_text()]
+    )
+    assert npm_secret not in written
+    assert github_shaped not in written
+    assert "answer<<" in outputs.read_text()
+
+
 def fake_sidecar(tmp: Path, body: str) -> Path:
     path = tmp / "fake-copilot"
     path.write_text(f"#!{sys.executable}\nimport sys, time\n{textwrap.dedent(body)}\n")

@@ -397,3 +397,87 @@ def test_an_exact_rule_never_grants_one_segment_of_a_chain(
     assert "exact rule allows only the whole command line" in denial["reason"]
     assert not (workspace / "chain.txt").exists()
     assert (workspace / "made.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        (
+            "GH_AW_COPILOT_SDK_SERVER_ARGS",
+            json.dumps(["--allow-tool", ""]),
+            "gives --allow-tool a blank rule",
+        ),
+        ("GH_AW_COPILOT_SDK_SERVER_ARGS", json.dumps(["--allow-tool="]), "a blank rule"),
+        ("GH_AW_COPILOT_SDK_SERVER_ARGS", json.dumps(["--allow-tool", " "]), "a blank rule"),
+        (
+            "GH_AW_COPILOT_SDK_PERMISSIONS",
+            json.dumps({"allowedTools": ["", "  "]}),
+            "allowedTools holds a blank rule",
+        ),
+        (
+            "GH_AW_COPILOT_SDK_PERMISSIONS",
+            '{"allowedTools": ["read"], "allowedTools": []}',
+            'has the key "allowedTools" twice',
+        ),
+        (
+            "GH_AW_COPILOT_SDK_PERMISSIONS",
+            '{"allowAllTools": false, "allowAllTools": true}',
+            'has the key "allowAllTools" twice',
+        ),
+        (
+            "GH_AW_COPILOT_SDK_PERMISSIONS",
+            '{"allowAllTools": ' + "1" * 5000 + "}",
+            "holds a number of 5000 digits",
+        ),
+        ("COPILOT_SDK_READY_FD", "7" * 5000, "not a file descriptor number"),
+    ],
+    ids=[
+        "blank-allow-tool",
+        "blank-allow-tool-equals",
+        "space-allow-tool",
+        "blank-allowed-tools",
+        "allowed-tools-twice",
+        "allow-all-twice",
+        "5000-digits",
+        "ready-fd-5000-digits",
+    ],
+)
+def test_inputs_that_once_approved_everything_stop_the_run_before_any_tool(
+    driver: DriverRunner,
+    scripted_model: ScriptedModelServer,
+    variable: str,
+    value: str,
+    said: str,
+) -> None:
+    """Each of these values once meant "no rule" (every tool approved: the model's `touch`
+    ran) or a traceback. Now: exit 2 before the session, one line naming the variable and
+    the fix, no model request, no tool."""
+    marker = "blank-rule-ran"
+    scripted_model.script = Script(
+        rules=(
+            Rule(
+                "TOUCH",
+                (
+                    Reply(
+                        tool_calls=(
+                            ToolCall("bash", {"command": f"touch {marker}", "description": "t"}),
+                        )
+                    ),
+                    Reply(text="done"),
+                ),
+            ),
+        )
+    )
+    env = driver.environment("TOUCH the marker", **{variable: value})
+    workspace = Path(env["GITHUB_WORKSPACE"])
+    run = driver.run("", env=env)
+
+    assert run.exit_code == 2, run.stderr
+    errors = [line for line in run.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, run.stderr
+    assert variable in errors[0]
+    assert said in errors[0]
+    assert "Traceback" not in run.stderr
+    assert len(errors[0]) < 600
+    assert scripted_model.chat_requests() == []
+    assert not (workspace / marker).exists()

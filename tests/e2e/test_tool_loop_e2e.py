@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -320,6 +321,44 @@ async def test_big_tool_results_reach_the_model_cut_with_a_note(
     assert len(told) <= 1000
     assert "of 5000 shown" in told
     assert "read on with start_line=" in told
+
+
+async def test_a_huge_first_line_is_read_capped_and_streamed_and_edits_name_lines(
+    server: ScriptedModelServer, workspace: Path
+) -> None:
+    size = 64 * 1024 * 1024
+    with (workspace / "huge.min.js").open("w") as file:
+        chunk = "a" * (1 << 20)
+        for _ in range(size // len(chunk)):
+            file.write(chunk)
+        file.write("\nend\n")
+    rows = "".join(f"x = {n}\n" for n in range(80_000))
+    (workspace / "rows.py").write_text(rows)
+    server.script = calls_then_reply(
+        "HUGE",
+        (
+            ToolCall("read_file", {"path": "huge.min.js", "end_line": 1}),
+            ToolCall("read_file", {"path": "huge.min.js", "start_line": 2}),
+            ToolCall("edit_file", {"path": "rows.py", "old_str": "x = ", "new_str": "y = "}),
+        ),
+        "ok",
+    )
+    tracemalloc.start()
+    try:
+        result, _ = await run_turn(server, workspace, "HUGE file")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.ok, result.error
+    first, second, edit = tool_results(server)
+    assert peak < 32 * 1024 * 1024  # the 64 MB line was never held whole
+    assert first.startswith("   1\taaaa")
+    assert len(first) <= 20_000
+    shown = len(first.removeprefix("   1\t").split(" \u2026 ", 1)[0])
+    assert first.endswith(f" \u2026 [line truncated: {size - shown} more characters]")
+    assert second == "   2\tend"
+    assert edit.startswith("error: old_str occurs 80000 times in rows.py (at lines 1, 2, 3,")
+    assert (workspace / "rows.py").read_text() == rows
 
 
 async def test_the_key_is_sent_as_bearer_and_an_http_error_fails_the_turn(

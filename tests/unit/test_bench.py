@@ -95,6 +95,12 @@ def test_the_long_command_benchmark_builds_each_shape_to_size() -> None:
     assert result["oversized_ms"] > 0
 
 
+def test_the_edit_file_benchmark_times_both_sizes_and_their_ratio() -> None:
+    result = _bench().bench_edit_file_growth(rounds=1, sizes=(1_000, 8_000))
+    assert set(result["ms"]) == {1_000, 8_000}
+    assert result["growth"] > 0
+
+
 def test_targets_are_checked_against_their_bounds() -> None:
     bench = _bench()
 
@@ -109,6 +115,7 @@ def test_targets_are_checked_against_their_bounds() -> None:
         "sink": {"events_per_s": 60_000.0},
         "policy": {"decision_us": 60.0},
         "long_commands": {"slowest_64kib_ms": 8.0, "growth": 40.0, "oversized_ms": 2.0},
+        "edit_file": {"growth": 8.4},
         "harness": {"whole_to_sequential": 0.93, "sandboxed_to_off": 1.04},
         "sidecar_memory": {"sandboxed_to_off": 1.12},
         "version_check": {"check_to_create": 1.2},
@@ -122,6 +129,9 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert checked["long_command_ms"]["met"]
     assert not checked["long_command_growth"]["met"]
     assert not checked["oversized_command_ms"]["met"]
+    assert checked["edit_file_growth"]["met"]
+    results["edit_file"]["growth"] = 70.0
+    assert not bench._check_targets(results)["edit_file_growth"]["met"]
     assert checked["harness_whole_to_sequential"]["met"]
     assert checked["harness_sandboxed_to_off"]["met"]
     assert not checked["sidecar_memory_sandboxed_to_off"]["met"]

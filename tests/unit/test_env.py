@@ -9,7 +9,12 @@ from pathlib import Path
 from copilot_driver import env
 from copilot_driver.cli import USAGE
 from copilot_driver.driver.config import ConfigError, load_config
-from copilot_driver.env import DRIVER_VARIABLES, markdown_table
+from copilot_driver.env import (
+    DRIVER_VARIABLES,
+    markdown_table,
+    secret_looking_values,
+    secrets_in,
+)
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -87,3 +92,27 @@ def test_session_state_base_dir_default_and_relative(tmp_path: Path) -> None:
     relative = env.session_state_base_dir({"GH_AW_SESSION_STATE_BASE_DIR": "st"}, tmp_path)
     assert relative == tmp_path / "st"
     assert os.path.isabs(relative)
+
+
+def test_secret_looking_values_are_those_of_long_enough_secret_named_variables() -> None:
+    env = {
+        "NPM_TOKEN": "npm-0123456789",
+        "AWS_SECRET_ACCESS_KEY": "aws/secret+key",
+        "DB_PASSWORD": "hunter2hunter2",
+        "API_SECRET": "s3cret-value",
+        "ACTIONS_RUNTIME_TOKEN": "runtime-token-x",
+        "ACTIONS_STEP_DEBUG": "true",  # a setting: too short to be a secret
+        "GITHUB_TOKEN": "ghs_never-read-here",  # the driver never reads platform tokens
+        "COPILOT_CONNECTION_TOKEN": "read-by-name-elsewhere",
+        "PATH": "/usr/bin:/bin",
+        "KEYBOARD": "not-a-secret-name",
+    }
+    assert set(secret_looking_values(env)) == {
+        "npm-0123456789",
+        "aws/secret+key",
+        "hunter2hunter2",
+        "s3cret-value",
+        "runtime-token-x",
+    }
+    assert "read-by-name-elsewhere" in secrets_in(env)
+    assert "ghs_never-read-here" not in secrets_in(env)

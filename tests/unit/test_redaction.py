@@ -6,6 +6,7 @@ import base64
 import binascii
 import json
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +67,11 @@ def test_longest_secret_is_masked_first() -> None:
 @pytest.mark.parametrize("secrets", [[], [""], ["", ""], ("",)])
 def test_empty_secrets_are_ignored(secrets: list[str]) -> None:
     redactor = Redactor(secrets)
-    assert not redactor
+    assert not redactor.found_in("a  b\n\tc x")
     assert redactor.text("abc") == "abc"
     assert redactor.found_in("abc") is False
     record = {"k": ["v"]}
-    assert redactor.value(record) is record
+    assert redactor.value(record) == record
     assert redactor.json_line(record) == '{"k":["v"]}'
 
 
@@ -295,7 +296,7 @@ def test_a_secret_with_a_trailing_newline_in_a_json_line() -> None:
 @pytest.mark.parametrize("secrets", [[" "], ["\n"], ["  \t\r\n"], ["", " \n "]])
 def test_blank_secrets_are_ignored(secrets: list[str]) -> None:
     redactor = Redactor(secrets)
-    assert not redactor
+    assert not redactor.found_in("a  b\n\tc x")
     assert redactor.text("a  b\n\tc") == "a  b\n\tc"
 
 
@@ -544,3 +545,49 @@ def test_json_line_fast_path_agrees_with_the_walk(
     redactor = Redactor([secret])
     walked = json.dumps(redactor.value(record), ensure_ascii=False, separators=(",", ":"))
     assert redactor.json_line(record) == walked
+
+
+# -- what is masked whatever the secrets ---------------------------------------------------
+
+_GITHUB_TOKENS = (
+    "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    "gho_" + "z" * 36,
+    "ghu_" + "0" * 36,
+    "ghs_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "ghr_" + "9" * 36,
+    "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRS",
+)
+
+
+@pytest.mark.parametrize("token", _GITHUB_TOKENS)
+def test_github_tokens_are_masked_by_their_format_without_being_given(token: str) -> None:
+    redactor = Redactor()
+    assert redactor.text(f"GH_TOKEN={token}\n") == "GH_TOKEN=***\n"
+    line = redactor.json_line({"output": f"token: {token}", "n": 1})
+    assert token not in line
+    assert json.loads(line) == {"output": "token: ***", "n": 1}
+    assert redactor.value([{"k": token}]) == [{"k": MASK}]
+
+
+def test_words_that_look_a_little_like_tokens_stay() -> None:
+    redactor = Redactor()
+    for text in ("ghp_short", "see github_pat_ docs", "the ghost_ of x", "ghx_" + "a" * 40):
+        assert redactor.text(text) == text
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        str.upper,
+        str.lower,
+        lambda s: urllib.parse.quote(s, safe=""),
+        lambda s: urllib.parse.quote(s),
+        lambda s: s.encode().hex(),
+        lambda s: s.encode().hex().upper(),
+    ],
+    ids=["upper", "lower", "url-encoded", "url-quoted", "hex", "HEX"],
+)
+def test_a_secret_is_masked_cased_url_encoded_and_in_hex(encode: Any) -> None:
+    secret = "s3cr+t/Value=Xy9"
+    shown = encode(secret)
+    assert Redactor([secret]).text(f"before {shown} after") == "before *** after"

@@ -17,6 +17,7 @@ Rules worth knowing (the README has the full table):
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import re
 import stat
@@ -42,9 +43,9 @@ from copilot_driver.env import (
     ReasoningEffort,
     value_of,
 )
-from copilot_driver.formatting import escape_line_breaks, shorten
+from copilot_driver.formatting import escape_line_breaks
 from copilot_driver.permissions.config import PermissionConfig, resolve_permissions
-from copilot_driver.redaction import Redactor
+from copilot_driver.redaction import Redactor, mask_url_userinfo, url_userinfo_secrets
 
 DEFAULT_SEND_TIMEOUT_MS = 600_000
 DEFAULT_MAX_TOOL_DENIALS = 5
@@ -62,13 +63,61 @@ _POSITIVE_INT = re.compile(r"[1-9][0-9]*")
 _NOTICE_VALUE_CHARS = 40
 _PATH_CHARS = 300
 
+_SHOWN_PREFIX_CHARS = 8
+"""How much of a value longer than its limit an error shows, before `…` and its length."""
+_SECRET_PREFIX_CHARS = 4
+"""How much of a token-shaped value an error shows: `ghp_…` says what it is, no more."""
+
+TOKEN_PREFIX = re.compile(r"^\s*(gh[pousr]_|github_pat_|sk-)")
+"""GitHub token prefixes and `sk-`-style API keys: such a value is a secret, never a
+model name or a path, whatever variable it was pasted into."""
+_WORD = re.compile(r"[^\s/\\:@]+")
+_SECRET_CHARS = re.compile(r"[A-Za-z0-9_+=.-]+")
+_HEX = re.compile(r"[0-9a-fA-F]{32,}")
+
 Quote = Callable[..., str]
 """How an error message echoes user input: `quote(value, limit=40)`."""
 
 
+def looks_like_secret(value: str) -> bool:
+    """Whether `value`, or a word of it (a path component, a URL part), is shaped like a
+    token or key: a GitHub/`sk-` prefix, 32+ hex digits, or a long mixed-case run of
+    letters and digits with high entropy."""
+    for word in _WORD.findall(value):
+        if TOKEN_PREFIX.match(word) or _HEX.fullmatch(word):
+            return True
+        if (
+            len(word) >= 20
+            and _SECRET_CHARS.fullmatch(word)
+            and any(c.isupper() for c in word)
+            and any(c.islower() for c in word)
+            and any(c.isdigit() for c in word)
+            and _entropy(word) >= 3.5
+        ):
+            return True
+    return False
+
+
+def _entropy(word: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = [word.count(char) for char in set(word)]
+    return -sum(n / len(word) * math.log2(n / len(word)) for n in counts)
+
+
 def _shorten(value: str, limit: int = _NOTICE_VALUE_CHARS) -> str:
-    """Quote user input in an error without flooding the log (or a newline)."""
-    return shorten(escape_line_breaks(value), limit, one_line=False)
+    """Quote user input in an error without flooding the log (or a newline), and never
+    echo a secret: a token-shaped value shows its first 4 characters, a value longer than
+    `limit` its first 8, each followed by `…` and its length (`ghp_… (40 characters)`)."""
+    if looks_like_secret(value):
+        return _prefix(value, _SECRET_PREFIX_CHARS)
+    if len(value) > limit:
+        return _prefix(value, _SHOWN_PREFIX_CHARS)
+    return escape_line_breaks(value)
+
+
+def _prefix(value: str, chars: int) -> str:
+    shown = escape_line_breaks(value.strip()[:chars])
+    return f"{shown}… ({len(value)} characters)"
 
 
 class ConfigError(Exception):
@@ -83,10 +132,15 @@ class ConfigError(Exception):
 class ProviderConfig:
     """A bring-your-own-model provider for the session (the CLI's own names)."""
 
-    base_url: str
+    base_url: str = field(repr=False)
     type: str = "openai"
     wire_api: str | None = None
     api_key: str | None = field(default=None, repr=False)
+
+    @property
+    def shown_url(self) -> str:
+        """The base URL as logs and errors write it: userinfo (`user:key@`) as `***@`."""
+        return mask_url_userinfo(self.base_url)
 
     def to_sdk(self) -> dict[str, str]:
         """The SDK's `ProviderConfig` mapping."""
@@ -130,6 +184,8 @@ class DriverConfig:
     """GITHUB_ACTIONS=true: denials are also GitHub Actions warning annotations."""
     notices: tuple[str, ...] = ()
     """Values that were ignored in favour of a default, in words, for the start-up log."""
+    environment_secrets: tuple[str, ...] = field(default=(), repr=False)
+    """The values of the environment's secret-looking variables (`env.secrets_in`)."""
 
     @property
     def send_timeout_s(self) -> float:
@@ -139,9 +195,11 @@ class DriverConfig:
     @property
     def secrets(self) -> tuple[str, ...]:
         """Values that must never appear in any log, event, output or error."""
-        found = [self.connection_token]
+        found = [self.connection_token, *self.environment_secrets]
         if self.provider and self.provider.api_key:
             found.append(self.provider.api_key)
+        if self.provider:
+            found.extend(url_userinfo_secrets(self.provider.base_url))
         return tuple(found)
 
 
@@ -183,7 +241,14 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
     )
 
     model = required(contract.MODEL)
-    if model is not None and (len(model) > MAX_MODEL_CHARS or not model.isprintable()):
+    if model is not None and TOKEN_PREFIX.match(model):
+        problems.append(
+            f"{contract.MODEL.name} looks like a token, not a model name: set it to a model "
+            f"such as gpt-5 (it is {quote(model)}), and put the token in the variable it "
+            "belongs to"
+        )
+        model = None
+    elif model is not None and (len(model) > MAX_MODEL_CHARS or not model.isprintable()):
         problems.append(_not_a_model_name(quote(model)))
 
     send_timeout_ms = parse_send_timeout_ms(
@@ -237,6 +302,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         sdk_ready_fd=sdk_ready_fd,
         github_actions=env.get(contract.GITHUB_ACTIONS.name, "").strip().lower() == "true",
         notices=tuple(notices),
+        environment_secrets=contract.secret_looking_values(env),
     )
 
 
@@ -245,7 +311,8 @@ def _ready_fd(raw: str | None, quote: Quote, problems: list[str]) -> int | None:
     if raw is None:
         return None
     text = raw.strip()
-    if not (text.isascii() and text.isdigit()) or not 3 <= int(text) < 1 << 20:
+    # The length check comes first: int() refuses strings of thousands of digits.
+    if not (text.isascii() and text.isdigit() and len(text) <= 7) or not 3 <= int(text) < 1 << 20:
         problems.append(
             f"{contract.SDK_READY_FD.name} is {quote(raw)}, not a file descriptor number "
             "(3 or more): only the harness sets it; unset it to connect at once"
@@ -348,8 +415,10 @@ def _working_directory(
 
 
 def environment_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
-    """The secrets `env` holds, as given, for a Redactor before a DriverConfig exists."""
-    return contract.secrets_in(env)
+    """The secrets `env` holds, as given, for a Redactor before a DriverConfig exists
+    (the userinfo of the provider's base URL included)."""
+    base_url = env.get(contract.PROVIDER_BASE_URL.name, "")
+    return tuple(dict.fromkeys([*contract.secrets_in(env), *url_userinfo_secrets(base_url)]))
 
 
 class PromptError(Exception):
@@ -448,8 +517,13 @@ def normalise_sdk_uri(raw: str, *, quote: Quote = _shorten) -> str:
             raise ValueError(f"unsupported scheme {quote(scheme.group(1))!r}: use http://HOST:PORT")
         prefix = value[: scheme.end()]
         value = value[scheme.end() :].rstrip("/")
-        if "/" in value or "?" in value or "#" in value:
-            raise ValueError("a path is not allowed: use http://HOST:PORT")
+    if "@" in value:
+        raise ValueError(
+            f"credentials are not allowed in it ({quote(mask_url_userinfo(raw.strip()))}): "
+            "write HOST:PORT; the connection token is COPILOT_CONNECTION_TOKEN"
+        )
+    if scheme and ("/" in value or "?" in value or "#" in value):
+        raise ValueError("a path is not allowed: use http://HOST:PORT")
     if value.isdigit():
         return f"127.0.0.1:{_port(value, quote)}"
     bracketed = re.fullmatch(r"\[([^\]]+)\](?::([^:]*))?", value)
@@ -661,6 +735,7 @@ def parse_provider(env: Mapping[str, str], *, quote: Quote = _shorten) -> Provid
 
 def _not_an_http_url(base_url: str, quote: Quote) -> str:
     """The fix for a base URL without its scheme: the URL with one, else the form."""
+    base_url = mask_url_userinfo(base_url)
     said = (
         f"{contract.PROVIDER_BASE_URL.name} is not an http(s) URL: {quote(base_url, _PATH_CHARS)}"
     )

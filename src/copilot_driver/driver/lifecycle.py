@@ -328,7 +328,7 @@ class Lifecycle:
             sendTimeoutMs=config.send_timeout_ms,
             logLevel=config.log_level,
             workingDirectory=str(config.working_directory),
-            provider=config.provider.base_url if config.provider else None,
+            provider=config.provider.shown_url if config.provider else None,
         )
         for notice in config.notices:
             self.log.warning("config.fallback", notice)

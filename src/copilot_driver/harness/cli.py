@@ -147,13 +147,13 @@ def _variable_name(text: str) -> str:
 
 
 def _port(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
+    if not (text.isascii() and text.isdigit() and len(text) <= 5) or not int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)")
     return int(text)
 
 
 def _retries(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) > 10:
+    if not (text.isascii() and text.isdigit() and len(text) <= 2) or int(text) > 10:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of retries (0-10)")
     return int(text)
 

@@ -39,9 +39,12 @@ from typing import IO
 
 from copilot_driver import processes, workflow_commands
 from copilot_driver.env import (
+    DRIVER_SECRETS,
+    PLATFORM_TOKENS,
     SDK_READY_FD,
     SERVER_ARGS,
     TIMEOUT_MINUTES,
+    secrets_in,
     session_state_base_dir,
 )
 from copilot_driver.exit_codes import ExitCode, for_signal, from_returncode
@@ -174,7 +177,9 @@ class Harness:
         if problem is not None:
             return Ending(ExitCode.CONFIG, HarnessErrorKind.NO_CREDENTIAL, problem)
         token = new_connection_token()
-        self._redactor = Redactor([token])
+        self._redactor = Redactor(
+            [token, *secrets_in(self.env, (*PLATFORM_TOKENS, *DRIVER_SECRETS))]
+        )
         if self.in_actions:  # first of all: the runner masks it in every later line
             self.status.write_raw(workflow_commands.add_mask(token))
         base = self._state_base = session_state_base_dir(self.env, Path.cwd())
@@ -510,7 +515,7 @@ class Harness:
         if summary_file:
             self._append_step_summary(Path(summary_file), outcome, timeline)
         if self.answer:
-            self.stdout.write(self.answer)
+            self.stdout.write(self._redactor.text(self.answer))
             self.stdout.flush()
 
     def _sandbox_summary(self) -> SandboxSummary:

@@ -17,15 +17,20 @@ Two inputs, in order of precedence:
   same value with the same parser (`read_server_args`), so the sidecar and
   the driver can never disagree about it.
 
-Entries are trimmed; empty entries are dropped. No configuration, allow-all,
-or an empty list all mean: approve every request (the SDK's approve-all
-behaviour, spec 5.2 "defer to the SDK default policy"), except what a deny
-rule matches.
+Entries are trimmed; a blank entry (`"--allow-tool", ""`, `"--allow-tool="`,
+`"allowedTools": [" "]`) is a configuration error: dropped, it would leave
+an empty list, which approves everything. So is a key given twice in any
+JSON input (`{"allowAllTools": false, "allowAllTools": true}`: the json
+module keeps the last), and a number of more digits than Python reads.
+No configuration, allow-all, or an empty list all mean: approve every
+request (the SDK's approve-all behaviour, spec 5.2 "defer to the SDK default
+policy"), except what a deny rule matches.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -57,6 +62,40 @@ _JSON_PROBLEMS = {
 """The json module's messages, said in plain words."""
 
 Mode = Literal["allow-all", "unrestricted", "scoped"]
+
+
+class JsonInputError(ValueError):
+    """JSON that parses but cannot be taken as written; the message says what, phrased to
+    follow the variable's name ("has the key ... twice")."""
+
+
+def load_json(raw: str) -> Any:
+    """`json.loads` for the JSON a user gives in a variable: a key given twice and a number
+    of more digits than Python reads are JsonInputError (the json module would keep the
+    last key, or fail with advice about `sys.set_int_max_str_digits`)."""
+    return json.loads(raw, object_pairs_hook=_unique_keys, parse_int=_bounded_int)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value:
+            raise JsonInputError(
+                f"has the key {_quoted(key)} twice in one object: keep one (the json module "
+                "would silently keep the last)"
+            )
+        value[key] = item
+    return value
+
+
+def _bounded_int(digits: str) -> int:
+    limit = sys.get_int_max_str_digits() or 4300
+    if len(digits.lstrip("-")) > limit:
+        raise JsonInputError(
+            f"holds a number of {len(digits.lstrip('-'))} digits (at most {limit} are read): "
+            "write a shorter number"
+        )
+    return int(digits)
 
 
 @dataclass(frozen=True)
@@ -119,11 +158,15 @@ def resolve_permissions(env: Mapping[str, str]) -> PermissionConfig:
 
 def parse_explicit(raw: str) -> PermissionConfig:
     try:
-        value = json.loads(raw)
+        value = load_json(raw)
     except json.JSONDecodeError as error:
         raise ValueError(
             f"{EXPLICIT_VARIABLE} is not valid JSON: {json_syntax_problem(raw, error)}; "
             f"a valid value looks like {EXPLICIT_EXAMPLE}"
+        ) from None
+    except JsonInputError as error:
+        raise ValueError(
+            f"{EXPLICIT_VARIABLE} {error}; a valid value looks like {EXPLICIT_EXAMPLE}"
         ) from None
     except RecursionError:
         raise ValueError(
@@ -149,6 +192,11 @@ def parse_explicit(raw: str) -> PermissionConfig:
         tools = value.get(key, [])
         if not isinstance(tools, list) or not all(isinstance(tool, str) for tool in tools):
             raise ValueError(f"{EXPLICIT_VARIABLE}: {key} must be an array of strings")
+        if any(not tool.strip() for tool in tools):
+            raise ValueError(
+                f"{EXPLICIT_VARIABLE}: {key} holds a blank rule, which names no tool: remove "
+                'it, or write the rule, e.g. "shell(git:*)"'
+            )
         lists[key] = _normalise(tools)
     return PermissionConfig(
         allow_all, lists["allowedTools"], EXPLICIT_VARIABLE, lists["deniedTools"]
@@ -166,9 +214,11 @@ def read_server_args(raw: str | None) -> list[str] | None:
     if raw is None or not raw.strip():
         return None
     try:
-        args = json.loads(raw)
+        args = load_json(raw)
     except json.JSONDecodeError as error:
         raise ServerArgsError(_not_json(raw, error)) from None
+    except JsonInputError as error:
+        raise ServerArgsError(_problem(str(error))) from None
     except RecursionError:
         raise ServerArgsError(_problem("is nested too deeply")) from None
     if not isinstance(args, list):
@@ -178,6 +228,12 @@ def read_server_args(raw: str | None) -> list[str] | None:
             raise ServerArgsError(
                 _problem(f"is not a JSON array of strings: element {index} is {_json_type(arg)}")
             )
+    _check_policy_values(args)
+    return list(args)
+
+
+def _check_policy_values(args: list[str]) -> None:
+    """Each policy flag has a rule after it: not missing, not a flag, not blank."""
     for index, arg in enumerate(args):
         if arg not in POLICY_VALUE_FLAGS:
             continue
@@ -192,7 +248,12 @@ def read_server_args(raw: str | None) -> list[str] | None:
                 f"{SERVER_ARGS_VARIABLE}: {arg} is followed by {args[index + 1][:40]!r}, "
                 f'a flag, not a rule: put the rule after it, e.g. "{arg}", "shell(git:*)"'
             )
-    return list(args)
+    for flag in POLICY_VALUE_FLAGS:
+        if any(not value.strip() for value in _flag_values(args, flag)):
+            raise ServerArgsError(
+                f"{SERVER_ARGS_VARIABLE} gives {flag} a blank rule, which names no tool: "
+                f'remove it, or write the rule after it, e.g. "{flag}", "shell(git:*)"'
+            )
 
 
 def parse_server_args(raw: str | None) -> PermissionConfig | None:

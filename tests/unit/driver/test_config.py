@@ -1054,3 +1054,116 @@ def test_a_ready_fd_that_is_not_a_descriptor_is_refused(
     (problem,) = _problems({**env, "COPILOT_SDK_READY_FD": raw}, tmp_path)
     assert problem.startswith("COPILOT_SDK_READY_FD is ")
     assert "only the harness sets it" in problem
+
+
+# -- issue 27: a secret in the wrong variable, a key in the provider URL -------------------
+
+SECRET_SHAPED = (
+    "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5",  # a GitHub token: 40 characters
+    "sk-proj-Zq8Lm2Xv7Rt4Kp9Wd3Fh6Jn1Bc5Gs0Ty",  # an API key the redactor knows nothing of
+    "Xk9fQ2mZ7LpR4tW8vB3nC6dH1jS5uY0e",  # no prefix: long and high-entropy
+)
+
+
+def _shows_at_most_a_prefix(text: str, secret: str) -> None:
+    assert secret[4:] not in text
+    assert secret[4:12] not in text
+
+
+@pytest.mark.parametrize("secret", SECRET_SHAPED)
+@pytest.mark.parametrize("variable", ["GH_AW_PROMPT", "COPILOT_SDK_URI", "COPILOT_MODEL"])
+def test_a_secret_in_the_wrong_variable_is_refused_without_echoing_it(
+    env: dict[str, str], tmp_path: Path, variable: str, secret: str
+) -> None:
+    env[variable] = secret
+    if variable == "COPILOT_MODEL" and not secret.startswith(("ghp_", "sk-")):
+        return  # a model name is not guessed at: only a token's prefix refuses one
+    problem = _only_problem(env, tmp_path)
+    assert problem.startswith(variable)
+    _shows_at_most_a_prefix(problem, secret)
+
+
+@pytest.mark.parametrize("secret", SECRET_SHAPED)
+def test_a_secret_as_the_send_timeout_is_noticed_without_echoing_it(
+    env: dict[str, str], tmp_path: Path, secret: str
+) -> None:
+    env["COPILOT_SDK_SEND_TIMEOUT_MS"] = secret
+    (notice,) = load_config(env, cwd=tmp_path).notices
+    assert notice.startswith("COPILOT_SDK_SEND_TIMEOUT_MS=")
+    _shows_at_most_a_prefix(notice, secret)
+
+
+def test_a_token_shaped_value_shows_its_first_4_characters_and_its_length(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["COPILOT_SDK_SEND_TIMEOUT_MS"] = SECRET_SHAPED[1]
+    (notice,) = load_config(env, cwd=tmp_path).notices
+    assert "'sk-p… (40 characters)'" in notice
+
+
+def test_a_long_value_shows_its_first_8_characters_and_its_length(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["COPILOT_SDK_URI"] = "not-a-sidecar-address-" * 3
+    problem = _only_problem(env, tmp_path)
+    assert "not-a-si… (66 characters)" in problem
+    assert "sidecar-address" not in problem
+
+
+@pytest.mark.parametrize("model", ["ghp_x", "gho_abc", "github_pat_11AB", "sk-ant-api03-x"])
+def test_a_token_shaped_model_is_refused_with_the_fix(
+    env: dict[str, str], tmp_path: Path, model: str
+) -> None:
+    env["COPILOT_MODEL"] = model
+    problem = _only_problem(env, tmp_path)
+    assert problem.startswith(
+        "COPILOT_MODEL looks like a token, not a model name: set it to a model such as gpt-5"
+    )
+
+
+def test_a_model_name_that_merely_starts_like_a_word_is_kept(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["COPILOT_MODEL"] = "skywork-o1"
+    assert load_config(env, cwd=tmp_path).model == "skywork-o1"
+
+
+PROVIDER_KEY_IN_URL = "Kp9Wd3Fh6Jn1Bc5Gs0Ty"
+
+
+def test_the_userinfo_of_the_provider_url_is_masked_and_a_secret(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    env["COPILOT_PROVIDER_BASE_URL"] = f"https://user:{PROVIDER_KEY_IN_URL}@models.example:8443/v1"
+    config = load_config(env, cwd=tmp_path)
+    assert config.provider is not None
+    assert config.provider.base_url == env["COPILOT_PROVIDER_BASE_URL"]  # the SDK gets it whole
+    assert config.provider.shown_url == "https://***@models.example:8443/v1"
+    assert PROVIDER_KEY_IN_URL in config.secrets
+    assert PROVIDER_KEY_IN_URL not in repr(config)
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [f"user:{PROVIDER_KEY_IN_URL}@models.example/v1", f"ftp://u:{PROVIDER_KEY_IN_URL}@h"],
+)
+def test_a_refused_provider_url_never_echoes_its_userinfo(
+    env: dict[str, str], tmp_path: Path, base_url: str
+) -> None:
+    env["COPILOT_PROVIDER_BASE_URL"] = base_url
+    problem = _only_problem(env, tmp_path)
+    assert "COPILOT_PROVIDER_BASE_URL is not an http(s) URL" in problem
+    assert PROVIDER_KEY_IN_URL not in problem
+    assert "***@" in problem
+
+
+@pytest.mark.parametrize(
+    "uri", [f"http://u:{PROVIDER_KEY_IN_URL}@127.0.0.1:3002", f"u:{PROVIDER_KEY_IN_URL}@h:3002"]
+)
+def test_credentials_in_the_sdk_uri_are_refused_masked(
+    env: dict[str, str], tmp_path: Path, uri: str
+) -> None:
+    env["COPILOT_SDK_URI"] = uri
+    problem = _only_problem(env, tmp_path)
+    assert "credentials are not allowed" in problem
+    assert PROVIDER_KEY_IN_URL not in problem

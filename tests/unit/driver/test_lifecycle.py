@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import inspect
 import io
@@ -16,7 +17,7 @@ import pytest
 from copilot.session_events import PermissionRequestShell
 
 from copilot_driver.driver import lifecycle as driver_module
-from copilot_driver.driver.config import DriverConfig
+from copilot_driver.driver.config import DriverConfig, ProviderConfig
 from copilot_driver.driver.lifecycle import Lifecycle
 from copilot_driver.driver.stop import StopRequests
 from copilot_driver.driver.tasks import run_to_the_end
@@ -399,6 +400,34 @@ def test_the_token_in_an_sdk_error_never_reaches_the_log(
     assert result.exit_code == 1
     assert TOKEN not in json.dumps(entries)
     assert "***" in entries[-1]["message"]
+
+
+def test_a_key_in_the_provider_url_never_reaches_the_start_log(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-proj-Ab3dE5gH7jK9mN1pQ3"
+    provider = ProviderConfig(base_url=f"https://user:{key}@models.example:8443/v1")
+    config = dataclasses.replace(config, provider=provider)
+    calls: list[str] = []
+    leaky = RuntimeError(f"cannot reach https://user:{key}@models.example:8443/v1")
+    monkeypatch.setattr(
+        driver_module, "create_client", lambda _: FakeClient(calls, {"start": leaky})
+    )
+    stream = io.StringIO()
+    redactor = Redactor(config.secrets)
+    log = configure_logging("json", "info", redactor, stream=stream)
+
+    result = run_to_the_end(
+        Lifecycle(config, log, redactor, StopRequests()).run(), driver_module.SHUTDOWN_TIMEOUT_S
+    )
+
+    entries = [json.loads(line) for line in stream.getvalue().splitlines()]
+    start = next(e for e in entries if e["event"] == "connection.start")
+    assert start["provider"] == "https://***@models.example:8443/v1"
+    assert result.exit_code == 1
+    assert key not in stream.getvalue()
+    assert "***" in entries[-1]["message"]
+    assert key not in repr(provider)
 
 
 def test_an_unwritable_events_folder_is_a_clear_failure(

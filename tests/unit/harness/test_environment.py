@@ -209,11 +209,15 @@ def test_the_harness_and_the_driver_read_the_arguments_the_same_way(raw: str) ->
     )
 )
 def test_owned_flags_never_survive(args: list[str]) -> None:
-    # A policy flag without its rule (last, or followed by a flag) is refused (above).
+    # A policy flag without its rule (last, followed by a flag, or blank) is refused (above).
     assume(
         not any(
             arg in ("--allow-tool", "--deny-tool")
-            and (index + 1 == len(args) or args[index + 1].startswith("--"))
+            and (
+                index + 1 == len(args)
+                or args[index + 1].startswith("--")
+                or not args[index + 1].strip()
+            )
             for index, arg in enumerate(args)
         )
     )

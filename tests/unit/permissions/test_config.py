@@ -19,6 +19,7 @@ from copilot_driver.driver.config import (
     load_config,
     parse_max_tool_denials,
 )
+from copilot_driver.driver.json_input import json_object
 from copilot_driver.permissions.config import (
     EXPLICIT_EXAMPLE,
     EXPLICIT_VARIABLE,
@@ -169,22 +170,30 @@ def test_deny_flags_of_the_server_args_apply_beside_an_explicit_policy() -> None
     assert config.source == EXPLICIT_VARIABLE
 
 
-def test_server_args_entries_are_trimmed_and_empty_ones_dropped() -> None:
-    raw = _args(
-        "--allow-tool", "  write  ", "--allow-tool", "", "--allow-tool=  ", "--allow-tool=\tread\n"
-    )
+def test_server_args_entries_are_trimmed() -> None:
+    raw = _args("--allow-tool", "  write  ", "--allow-tool=\tread\n")
     config = parse_server_args(raw)
     assert config is not None
     assert config.allowed_tools == ("write", "read")
 
 
-def test_server_args_whose_entries_are_all_blank_is_an_empty_allowlist() -> None:
-    """Spec 5.2 rule 3: empty after normalisation defers to the SDK default (approve all)."""
-    config = parse_server_args(_args("--allow-tool", " ", "--allow-tool="))
-    assert config is not None
-    assert config.allowed_tools == ()
-    assert config.mode == "unrestricted"
-    assert "an empty allowlist" in config.describe()
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--allow-tool", ""],
+        ["--allow-tool="],
+        ["--allow-tool", " "],
+        ["--allow-tool", "read", "--allow-tool", "\t\n"],
+        ["--deny-tool", ""],
+        ["--allow-all-tools", "--deny-tool= "],
+    ],
+)
+def test_a_blank_rule_in_the_server_args_is_refused_never_an_empty_allowlist(
+    args: list[str],
+) -> None:
+    """Dropped, a blank rule would leave an empty allowlist: approve everything."""
+    with pytest.raises(ServerArgsError, match="a blank rule, which names no tool"):
+        parse_server_args(_args(*args))
 
 
 def test_no_configuration_is_unrestricted() -> None:
@@ -203,11 +212,49 @@ def test_explicit_allow_all() -> None:
     assert config.source == EXPLICIT_VARIABLE
 
 
-def test_explicit_allowed_tools_trimmed_and_empty_ones_dropped() -> None:
-    raw = json.dumps({"allowAllTools": False, "allowedTools": [" read ", "", "  ", "write"]})
+def test_explicit_allowed_tools_trimmed() -> None:
+    raw = json.dumps({"allowAllTools": False, "allowedTools": [" read ", "write"]})
     config = parse_explicit(raw)
     assert config == PermissionConfig(False, ("read", "write"), EXPLICIT_VARIABLE)
     assert config.mode == "scoped"
+
+
+@pytest.mark.parametrize("key", ["allowedTools", "deniedTools"])
+@pytest.mark.parametrize("blank", ["", "  ", "\n"])
+def test_an_explicit_blank_rule_is_refused(key: str, blank: str) -> None:
+    with pytest.raises(ValueError, match=f"{key} holds a blank rule"):
+        parse_explicit(json.dumps({key: ["read", blank]}))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"allowedTools": ["read"], "allowedTools": []}',
+        '{"allowAllTools": false, "allowAllTools": true}',
+    ],
+)
+def test_a_key_given_twice_is_refused_never_the_last_one_kept(raw: str) -> None:
+    with pytest.raises(ValueError, match="twice in one object") as raised:
+        parse_explicit(raw)
+    assert str(raised.value).startswith(EXPLICIT_VARIABLE)
+
+
+def test_a_key_given_twice_in_the_server_args_or_any_json_input_is_refused() -> None:
+    with pytest.raises(ServerArgsError, match="twice"):
+        parse_server_args('[{"a": 1, "a": 2}]')
+    with pytest.raises(ValueError, match="twice"):
+        json_object('{"providers": [], "providers": [1]}', "providers", "{}")
+
+
+def test_a_number_of_thousands_of_digits_names_the_variable_and_the_fix() -> None:
+    with pytest.raises(ValueError, match="digits") as raised:
+        parse_explicit('{"allowAllTools": ' + "1" * 5000 + "}")
+    message = str(raised.value)
+    assert message.startswith(f"{EXPLICIT_VARIABLE} holds a number of 5000 digits")
+    assert "write a shorter number" in message
+    assert "set_int_max_str_digits" not in message
+    with pytest.raises(ServerArgsError, match=f"{SERVER_ARGS_VARIABLE} holds a number"):
+        parse_server_args("[" + "9" * 5000 + "]")
 
 
 @pytest.mark.parametrize("key", ["allowedTools", "deniedTools"])
@@ -222,7 +269,7 @@ def test_explicit_denied_tools() -> None:
     assert config == PermissionConfig(True, (), EXPLICIT_VARIABLE, ("shell(rm)",))
 
 
-@pytest.mark.parametrize("raw", ["{}", '{"allowedTools": []}', '{"allowedTools": ["", " "]}'])
+@pytest.mark.parametrize("raw", ["{}", '{"allowedTools": []}'])
 def test_explicit_without_rules_is_unrestricted(raw: str) -> None:
     config = parse_explicit(raw)
     assert config.allow_all is False
@@ -326,7 +373,7 @@ def test_describe_unrestricted() -> None:
 def test_describe_scoped_lists_only_the_rules() -> None:
     env = {
         "COPILOT_CONNECTION_TOKEN": TOKEN,
-        EXPLICIT_VARIABLE: json.dumps({"allowedTools": ["shell(git:*)", " write ", "github", ""]}),
+        EXPLICIT_VARIABLE: json.dumps({"allowedTools": ["shell(git:*)", " write ", "github"]}),
     }
     config = resolve_permissions(env)
     assert config.describe() == f"3 rules: shell(git:*), write, github (from {EXPLICIT_VARIABLE})"

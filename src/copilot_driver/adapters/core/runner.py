@@ -114,13 +114,11 @@ class TurnRunner:
         return self._redacted_result(result)
 
     def _redacted(self, event: AgentEvent) -> AgentEvent:
-        if not self._redactor or not event.message:
+        if not event.message:
             return event
         return event.replace(message=self._redactor.text(event.message))
 
     def _redacted_result(self, result: TurnResult) -> TurnResult:
-        if not self._redactor:
-            return result
         error = result.error
         if error is not None:
             error = AgentError(

@@ -14,7 +14,10 @@ missing or ambiguous says so, the model reads the file again and retries).
 - Results longer than `max_result_chars` are cut, with a note saying how
   much was cut (a whole large file could fill the context window).
   `read_file` cuts at a line boundary and says which `start_line` reads
-  on; it also takes an optional line range so the model can page.
+  on; it also takes an optional line range so the model can page. It
+  streams the file: a line shows at most `MAX_LINE_CHARS` characters and
+  the rest is counted in chunks, never held (`[line truncated: N more
+  characters]`), so a multi-gigabyte minified line costs no memory.
 - `edit_file` counts overlapping matches too (`aa` in `aaa` is ambiguous),
   names where the matches are, and matches an LF `old_str` against a CRLF
   file.
@@ -40,6 +43,10 @@ _BINARY_SNIFF_BYTES = 8192
 _NOTE_RESERVE = 160
 """Room kept for a truncation note, so a cut result still fits its limit."""
 _MAX_REPORTED_LINES = 10
+MAX_LINE_CHARS = 4_000
+"""read_file shows at most this many characters of one line (the rest is counted, not kept)."""
+_READ_CHUNK = 64 * 1024
+"""How much of an over-long line read_file holds at a time while counting the rest."""
 
 
 @dataclass(frozen=True)
@@ -214,17 +221,25 @@ class Toolbox:
         used = 0
         total = 0
         stopped_at: int | None = None
-        for total, line in enumerate(text, start=1):
-            if total < start or (end is not None and total > end) or stopped_at:
+        while True:
+            number = total + 1
+            wanted = start <= number and (end is None or number <= end) and stopped_at is None
+            read = _read_line(text, MAX_LINE_CHARS if wanted else 0)
+            if read is None:
+                break
+            total += 1
+            if not wanted:
                 continue
-            content = line.removesuffix("\n")
-            numbered = f"{total:>4}\t{content}"
+            content, dropped = read
+            prefix = f"{total:>4}\t"
+            numbered = prefix + content + _line_note(dropped)
             if used + len(numbered) + 1 > budget:
                 if lines:
                     stopped_at = total
                     continue
-                extra = len(numbered) - budget
-                numbered = numbered[:budget] + f" [... {extra} more characters on this line]"
+                keep = max(0, budget - len(prefix) - len(_line_note(len(content) + dropped)))
+                dropped += len(content) - keep
+                numbered = prefix + content[:keep] + _line_note(dropped)
             lines.append(numbered)
             used += len(numbered) + 1
         if total == 0:
@@ -318,7 +333,7 @@ class Toolbox:
                 "read_file it and retry"
             )
         if len(starts) > 1:
-            lines = sorted({text.count("\n", 0, s) + 1 for s in starts})
+            lines = _match_lines(text, starts, _MAX_REPORTED_LINES + 1)
             where = ", ".join(str(n) for n in lines[:_MAX_REPORTED_LINES])
             more = ", ..." if len(lines) > _MAX_REPORTED_LINES else ""
             raise ToolError(
@@ -455,6 +470,48 @@ def _occurrences(text: str, needle: str) -> list[int]:
         starts.append(at)
         at = text.find(needle, at + 1)
     return starts
+
+
+def _match_lines(text: str, starts: list[int], limit: int) -> list[int]:
+    """The first `limit` distinct line numbers of the sorted match `starts`, in order.
+
+    Newlines are counted only between consecutive matches: one pass over the text.
+    """
+    lines: list[int] = []
+    line, counted_to = 1, 0
+    for start in starts:
+        line += text.count("\n", counted_to, start)
+        counted_to = start
+        if not lines or lines[-1] != line:
+            lines.append(line)
+            if len(lines) >= limit:
+                break
+    return lines
+
+
+def _read_line(text: io.TextIOWrapper, cap: int) -> tuple[str, int] | None:
+    """The next line without its newline, cut at `cap` characters, and how many
+    characters were cut; None at the end of the file.
+
+    Never holds more than `cap` + `_READ_CHUNK` characters of the line: the rest
+    is read on in chunks and only counted.
+    """
+    first = text.readline(cap) if cap > 0 else text.readline(_READ_CHUNK)
+    if not first:
+        return None
+    if first.endswith("\n"):
+        return (first[:-1], 0) if cap > 0 else ("", len(first) - 1)
+    content, dropped = (first, 0) if cap > 0 else ("", len(first))
+    while chunk := text.readline(_READ_CHUNK):
+        if chunk.endswith("\n"):
+            dropped += len(chunk) - 1
+            break
+        dropped += len(chunk)
+    return content, dropped
+
+
+def _line_note(dropped: int) -> str:
+    return f" \u2026 [line truncated: {dropped} more characters]" if dropped else ""
 
 
 def _plural(count: int, noun: str) -> str:

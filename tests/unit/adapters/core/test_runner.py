@@ -135,7 +135,7 @@ async def test_a_normal_result_passes_through_unchanged() -> None:
     adapter = FakeAdapter(delays=[0, 0], result=expected)
     runner = TurnRunner(adapter, _limits())
     result, events, _ = await _run(runner, await _session(runner))
-    assert result is expected
+    assert result == expected
     assert [e.message for e in events] == ["event 0", "event 1"]
 
 

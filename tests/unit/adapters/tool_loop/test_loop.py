@@ -211,7 +211,7 @@ async def test_big_results_reach_the_model_truncated(root: Path) -> None:
     await run(model, root, limit=1_000)
     (fed_back,) = tool_messages(model.calls[1])
     assert len(fed_back) <= 1_000
-    assert "more characters on this line" in fed_back
+    assert "[line truncated: 4206 more characters]" in fed_back
 
 
 async def test_a_cancelled_turn_still_answers_every_call_in_the_history(

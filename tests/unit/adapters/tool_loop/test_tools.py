@@ -9,6 +9,7 @@ import random
 import shutil
 import threading
 import time
+import tracemalloc
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 
 from copilot_driver.adapters.tool_loop.sandbox import resolve_root
 from copilot_driver.adapters.tool_loop.tools import (
+    MAX_LINE_CHARS,
     TOOL_DEFINITIONS,
     TOOL_NAMES,
     Toolbox,
@@ -106,7 +108,51 @@ def test_read_file_of_one_huge_line_is_cut_with_a_note(box: Toolbox, root: Path)
     (root / "min.js").write_text("y" * 10_000)
     outcome = call(box, "read_file", path="min.js")
     assert len(outcome.result) <= LIMIT
-    assert "more characters on this line" in outcome.result
+    shown = outcome.result.removeprefix("   1\t").split(" \u2026 ", 1)[0]
+    assert set(shown) == {"y"}
+    assert outcome.result.endswith(
+        f" \u2026 [line truncated: {10_000 - len(shown)} more characters]"
+    )
+
+
+def test_read_file_caps_each_line_and_counts_what_it_cut(root: Path) -> None:
+    roomy = Toolbox(root, max_result_chars=50_000)
+    long = "x" * (MAX_LINE_CHARS + 123)
+    (root / "wide.txt").write_text(f"short\n{long}\r\n{'z' * MAX_LINE_CHARS}\nlast")
+    outcome = call(roomy, "read_file", path="wide.txt")
+    assert outcome.result.split("\n") == [
+        "   1\tshort",
+        f"   2\t{'x' * MAX_LINE_CHARS} \u2026 [line truncated: 123 more characters]",
+        f"   3\t{'z' * MAX_LINE_CHARS}",
+        "   4\tlast",
+    ]
+
+
+def test_read_file_of_a_huge_first_line_streams_it_without_holding_it(
+    box: Toolbox, root: Path
+) -> None:
+    size = 50 * 1024 * 1024
+    with (root / "huge.txt").open("w") as file:
+        chunk = "a" * (1 << 20)
+        for _ in range(size // len(chunk)):
+            file.write(chunk)
+        file.write("\nsecond line\n")
+    tracemalloc.start()
+    try:
+        first = call(box, "read_file", path="huge.txt", end_line=1)
+        second = call(box, "read_file", path="huge.txt", start_line=2)
+        past = call(box, "read_file", path="huge.txt", start_line=3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024  # the line is 50 MB: it was never held whole
+    assert first.result.startswith("   1\taaaa")
+    assert len(first.result) <= LIMIT
+    shown = len(first.result.removeprefix("   1\t").split(" \u2026 ", 1)[0])
+    assert first.result.endswith(f"[line truncated: {size - shown} more characters]")
+    assert second.result == "   2\tsecond line"
+    assert past.is_error
+    assert "has 2 lines" in past.result
 
 
 @pytest.mark.parametrize(
@@ -249,6 +295,29 @@ def test_edit_file_counts_overlapping_matches_as_ambiguous(box: Toolbox, root: P
     outcome = call(box, "edit_file", path="a.txt", old_str="aa", new_str="b")
     assert outcome.is_error
     assert "occurs 2 times" in outcome.result
+
+
+def test_edit_file_names_match_lines_in_a_large_file_in_one_pass(box: Toolbox, root: Path) -> None:
+    lines = [f"row {n}\n" for n in range(1, 200_001)]
+    for n in (7, 8, 50_000, 123_456, 199_999):
+        lines[n - 1] = f"row {n} TODO\n"
+    lines[8 - 1] = "row 8 TODO TODO\n"  # two matches on one line name it once
+    text = "".join(lines)
+    (root / "big.txt").write_text(text)
+    outcome = call(box, "edit_file", path="big.txt", old_str="TODO", new_str="DONE")
+    assert outcome.is_error
+    assert "occurs 6 times in big.txt (at lines 7, 8, 50000, 123456, 199999);" in outcome.result
+    assert (root / "big.txt").read_text() == text
+
+    many = "".join(f"x = {n}\n" for n in range(200_000))
+    (root / "many.txt").write_text(many)
+    outcome = call(box, "edit_file", path="many.txt", old_str="x = ", new_str="y = ")
+    assert "occurs 200000 times in many.txt (at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ...)" in (
+        outcome.result
+    )
+
+    outcome = call(box, "edit_file", path="big.txt", old_str="row 123456 TODO", new_str="r")
+    assert outcome.result == "edited big.txt: replaced 1 match at line 123456"
 
 
 def test_edit_file_matches_lf_text_against_a_crlf_file(box: Toolbox, root: Path) -> None:

@@ -1,4 +1,4 @@
-"""The two SDK transport adaptations (connection.py) still apply.
+"""The SDK transport adaptations (connection.py) still apply.
 
 They target github-copilot-sdk 1.0.27. If the SDK changes its TCP transport,
 these tests fail, and the adaptations are re-checked or removed instead of
@@ -18,6 +18,7 @@ import pytest
 from copilot_driver.compatibility import TESTED_SDK_VERSIONS
 from copilot_driver.driver.config import load_config
 from copilot_driver.driver.connection import (
+    NotificationGuard,
     create_client,
     release_transport,
     transport_socket,
@@ -59,3 +60,18 @@ async def test_releasing_the_transport_ends_the_reader_before_stop(connected: An
     # the socket is shut down the thread ends by itself, so stop() waits no more.
     await asyncio.to_thread(reader.join, 5)
     assert not reader.is_alive()
+
+
+async def test_the_notification_guard_wraps_the_sdk_reader(
+    driver: DriverRunner, tmp_path: Path
+) -> None:
+    guard = NotificationGuard(lambda _: None, lambda *_: None)
+    client = create_client(load_config(driver.environment("say hello"), cwd=tmp_path), guard)
+    await client.start()
+    try:
+        assert guard.installed, "the SDK's JsonRpcClient changed: see NotificationGuard.install"
+        rpc: Any = client._client
+        rpc.notification_handler("session.event", {})  # no sessionId: the SDK raises KeyError
+        assert guard.unreadable == 1
+    finally:
+        await asyncio.wait_for(client.stop(), 10)

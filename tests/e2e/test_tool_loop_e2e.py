@@ -464,3 +464,28 @@ def test_the_command_line_exits_1_at_the_round_cap_and_2_on_a_bad_block(
     )
     assert bad.returncode == 2
     assert "tool-loop.max_round: unknown field" in bad.stderr
+
+
+def test_the_command_line_masks_secret_looking_values_and_url_userinfo(
+    server: ScriptedModelServer, workspace: Path, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """A value of a secret-looking variable the model repeats is printed nowhere;
+    a key written in the base URL's userinfo is refused without being echoed."""
+    deploy_token = "deploy-token-0123456789"
+    cli_env["DEPLOY_TOKEN"] = deploy_token
+    server.script = Script(default=Reply(text=f"the token is {deploy_token}, said twice"))
+
+    done = _cli(workspace, _workflow(tmp_path / "plain.md", server.base_url), "say", env=cli_env)
+
+    assert done.returncode == 0, done.stderr
+    assert server.chat_requests(), "the model was never asked"
+    assert deploy_token not in done.stdout + done.stderr
+    assert "the token is ***, said twice" in done.stdout
+
+    url_key = "urlkey-0123456789abcdef"
+    with_key = server.base_url.replace("http://", f"http://user:{url_key}@")
+    keyed = _cli(workspace, _workflow(tmp_path / "keyed.md", with_key), "say", env=cli_env)
+
+    assert keyed.returncode == 2, keyed.stderr
+    assert "must not carry credentials (name the key's variable in api_key_env)" in keyed.stderr
+    assert url_key not in keyed.stdout + keyed.stderr

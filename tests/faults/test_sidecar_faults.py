@@ -47,7 +47,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +221,9 @@ class SilentServer:
 
 CUT = "cut the frame"
 """`FramingProxy.arm(CUT)`: send half the next frame, then close the connection."""
+FLOOD = "flood"
+"""`FramingProxy.arm(FLOOD)`: from the next frame on, write `flood_frame` to the
+driver nonstop, between the sidecar's own frames, as fast as it reads."""
 
 
 class FramingProxy(RpcProxy):
@@ -240,6 +243,10 @@ class FramingProxy(RpcProxy):
 
     def __init__(self, upstream_port: int) -> None:
         self.fault_at: float | None = None
+        self.flood_frame = b""
+        self.flooded = 0
+        self._to_driver_lock = threading.Lock()
+        self._closed = threading.Event()
         self.held = threading.Event()
         self.requests: list[str] = []
         self._action: str | bytes | None = None
@@ -263,8 +270,20 @@ class FramingProxy(RpcProxy):
         return self.fault_at
 
     def close(self) -> None:
+        self._closed.set()
         self._release.set()
         super().close()
+
+    def _send_to_driver(self, downstream: socket.socket, data: bytes) -> None:
+        with self._to_driver_lock:  # whole frames: the flood never splits the sidecar's
+            downstream.sendall(data)
+
+    def _flood(self, downstream: socket.socket) -> None:
+        batch = self.flood_frame * 64
+        with contextlib.suppress(OSError):
+            while not self._closed.is_set():
+                self._send_to_driver(downstream, batch)
+                self.flooded += 64
 
     def _to_driver(self, downstream: socket.socket, upstream: socket.socket) -> None:
         reader = upstream.makefile("rb")
@@ -277,10 +296,13 @@ class FramingProxy(RpcProxy):
                     downstream.sendall(header + body[: len(body) // 2])
                     self.fault_at = time.monotonic()
                     return
+                if action == FLOOD:
+                    threading.Thread(target=self._flood, args=(downstream,), daemon=True).start()
+                    self.fault_at = time.monotonic()
                 if isinstance(action, bytes):
                     downstream.sendall(action)
                     self.fault_at = time.monotonic()
-                downstream.sendall(header + body)
+                self._send_to_driver(downstream, header + body)
         except OSError:
             pass
         finally:
@@ -602,7 +624,8 @@ def _check_wire_fault(
     state_dir: Path,
     *,
     cause: str,
-) -> None:
+    also: Sequence[str] = (),
+) -> Ended:
     ended = process.end(bound_s=RUN_BOUND_S)
     assert ended.seconds < NOTICE_BOUND_S, f"took {ended.seconds:.1f}s after the fault"
     fault.secrets.append(sidecar.token)
@@ -610,7 +633,172 @@ def _check_wire_fault(
         ended,
         exit_code=1,
         error_kind="sidecar_lost",
-        mentions=[proxy.address, cause],
+        mentions=[proxy.address, cause, *also],
         state_dir=state_dir,
     )
     assert any(record["type"] == "user.message" for record in events)
+    return ended
+
+
+# -- a flood of notifications --------------------------------------------------
+
+FLOOD_MEMORY_MIB = 64
+"""How much the driver's resident memory may grow while it is flooded (it was
+2.1 GB after 90 s when every frame queued a callback and a traceback)."""
+FLOOD_LOG_LINES = 40
+"""A run's whole log is a few lines; a traceback per frame would be thousands."""
+FLOOD_SEND_TIMEOUT_MS = 1500
+"""Short enough to come before the watchdog could give up on the sidecar (2.5 s
+without an answer): its answers to pings wait behind the flood in the socket
+buffers, so a longer timeout would make the outcome depend on the machine."""
+
+
+class ResidentMemory:
+    """Samples a process's resident set size (VmRSS) every 20 ms until it ends."""
+
+    def __init__(self, pid: int) -> None:
+        self._status = Path(f"/proc/{pid}/status")
+        self.samples_kib: list[int] = []
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while True:
+                for line in self._status.read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        self.samples_kib.append(int(line.split()[1]))
+                time.sleep(0.02)
+
+    def growth_mib(self, since_kib: int) -> float:
+        self._thread.join(5)
+        return (max(self.samples_kib) - since_kib) / 1024
+
+    def now_kib(self) -> int:
+        _wait_until(lambda: self.samples_kib, "a memory sample", 10)
+        return self.samples_kib[-1]
+
+
+def _flood(
+    fault: FaultCase,
+    driver: DriverRunner,
+    scripted_model: ScriptedModelServer,
+    proxy: FramingProxy,
+    notification: dict[str, Any],
+    **env: str,
+) -> tuple[BoundedProcess, ResidentMemory, int]:
+    """Start a turn that waits on the model, then flood the driver with `notification`."""
+    process = _start_slow_turn(fault, driver, scripted_model, COPILOT_SDK_URI=proxy.address, **env)
+    memory = ResidentMemory(process.pid)
+    _wait_for_the_model_call(scripted_model)
+    before_kib = memory.now_kib()
+    proxy.flood_frame = frame(json.dumps(notification).encode())
+    proxy.arm(FLOOD)
+    process.fault_at = proxy.wait_for_fault()
+    return process, memory, before_kib
+
+
+def _check_flood_log(ended: Ended, proxy: FramingProxy) -> None:
+    assert proxy.flooded > 1000, f"only {proxy.flooded} notifications went out"
+    assert "Traceback" not in ended.stderr, ended.stderr[-2000:]
+    lines = ended.stderr.splitlines()
+    assert len(lines) <= FLOOD_LOG_LINES, f"{len(lines)} log lines: {ended.stderr[-2000:]}"
+
+
+UNREADABLE_NOTIFICATIONS = {
+    # The SDK's general handler raises on it, as an event-loop callback.
+    "session-event-without-session-id": (
+        {"jsonrpc": "2.0", "method": "session.event", "params": {"event": {}}},
+        "session.event: KeyError: 'sessionId'",
+    ),
+    # A method-specific SDK handler raises on it, in a task the SDK logs.
+    "telemetry-without-fields": (
+        {"jsonrpc": "2.0", "method": "gitHubTelemetry.event", "params": {}},
+        "a notification: ",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("notification", "named"),
+    UNREADABLE_NOTIFICATIONS.values(),
+    ids=UNREADABLE_NOTIFICATIONS.keys(),
+)
+def test_a_flood_of_notifications_the_sdk_cannot_read_ends_the_run_with_one_line(
+    fault: FaultCase,
+    driver: DriverRunner,
+    copilot_sidecar: TestSidecar,
+    scripted_model: ScriptedModelServer,
+    proxy: FramingProxy,
+    notification: dict[str, Any],
+    named: str,
+) -> None:
+    """Notifications the SDK cannot handle, nonstop: the driver gives the sidecar
+    up as broken within seconds, with one warning and one error line that say
+    why (not a traceback per message), and its memory stays flat meanwhile."""
+    process, memory, before_kib = _flood(fault, driver, scripted_model, proxy, notification)
+
+    ended = _check_wire_fault(
+        fault,
+        process,
+        copilot_sidecar,
+        proxy,
+        driver.tmp_path / "state",
+        cause="sent 100 notifications the SDK could not read",
+        also=[named],
+    )
+    _check_flood_log(ended, proxy)
+    warnings = [
+        entry
+        for entry in parse_log(ended.stderr)
+        if entry.get("event") == "sidecar.unreadable_notification"
+    ]
+    assert len(warnings) == 1, ended.stderr
+    assert named in warnings[0]["message"]
+    assert memory.growth_mib(before_kib) < FLOOD_MEMORY_MIB
+
+
+def test_a_flood_of_wellformed_notifications_still_ends_at_the_send_timeout(
+    fault: FaultCase,
+    driver: DriverRunner,
+    copilot_sidecar: TestSidecar,
+    scripted_model: ScriptedModelServer,
+    proxy: FramingProxy,
+) -> None:
+    """Valid session events for a session the driver does not have: the SDK drops
+    each one; the flood must not starve the driver's own deadline (the send
+    timeout) nor fill its memory while it waits."""
+    stranger = {
+        "jsonrpc": "2.0",
+        "method": "session.event",
+        "params": {
+            "sessionId": "not-this-session",
+            "event": {
+                "id": "00000000-0000-4000-8000-000000000001",
+                "type": "session.idle",
+                "timestamp": "2026-01-01T00:00:00Z",
+                "parentId": None,
+                "data": {},
+            },
+        },
+    }
+    process, memory, before_kib = _flood(
+        fault,
+        driver,
+        scripted_model,
+        proxy,
+        stranger,
+        COPILOT_SDK_SEND_TIMEOUT_MS=str(FLOOD_SEND_TIMEOUT_MS),
+    )
+
+    ended = process.end(bound_s=RUN_BOUND_S)
+
+    fault.secrets.append(copilot_sidecar.token)
+    fault.check(
+        ended,
+        exit_code=124,
+        error_kind="send_timeout",
+        state_dir=driver.tmp_path / "state",
+    )
+    _check_flood_log(ended, proxy)
+    assert memory.growth_mib(before_kib) < FLOOD_MEMORY_MIB

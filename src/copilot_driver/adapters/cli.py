@@ -34,9 +34,9 @@ from copilot_driver.adapters.core.workflow import (
     load_workflow,
     parse_workflow,
 )
-from copilot_driver.env import ADAPTER_SECRETS
+from copilot_driver.env import ADAPTER_SECRETS, secrets_in
 from copilot_driver.exit_codes import AdapterExitCode, for_signal
-from copilot_driver.redaction import Redactor
+from copilot_driver.redaction import Redactor, url_userinfo_secrets
 
 log = logging.getLogger("copilot_driver.adapters")
 
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"copilot-driver adapters: error: {missing}\n")
         return AdapterExitCode.USAGE
     args = parser.parse_args(arguments)
-    redactor = Redactor(os.environ.get(name, "") for name in ADAPTER_SECRETS)
+    redactor = Redactor(secrets_in(os.environ, ADAPTER_SECRETS))
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_RedactingFormatter(redactor))
     logging.basicConfig(level=args.log_level.upper(), handlers=[handler], force=True)
@@ -94,9 +94,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (WorkflowError, ValueError) as exc:
         log.error("%s", exc)
         return AdapterExitCode.USAGE
-    # An adapter option naming a key's variable (`api_key_env`) names a secret too.
+    # An adapter option naming a key's variable (`api_key_env`) names a secret too,
+    # and so does the userinfo of a URL option (`base_url: https://user:key@host/v1`).
     named = [v for k, v in workflow.options.items() if k.endswith("_env") and isinstance(v, str)]
-    redactor = Redactor(os.environ.get(name, "") for name in (*ADAPTER_SECRETS, *named))
+    in_urls = [
+        secret
+        for key, value in workflow.options.items()
+        if key.endswith("url") and isinstance(value, str)
+        for secret in url_userinfo_secrets(value)
+    ]
+    redactor = Redactor([*secrets_in(os.environ, (*ADAPTER_SECRETS, *named)), *in_urls])
     handler.setFormatter(_RedactingFormatter(redactor))
     return asyncio.run(_run(workflow, args.workspace, prompts, args.resume, redactor))
 

@@ -26,6 +26,7 @@ from copilot_driver.compatibility import COMPATIBILITY_EVENT, untested_versions
 from copilot_driver.driver.config import DriverConfig
 from copilot_driver.driver.connection import (
     READY_WAIT_S,
+    NotificationGuard,
     ProtocolErrors,
     create_client,
     is_connected,
@@ -115,7 +116,8 @@ class Lifecycle:
         self._session: CopilotSession | None = None
         self._turn_open = False
         self._watchdog: SidecarWatchdog | None = None
-        self._protocol_errors = ProtocolErrors()
+        self._notifications = NotificationGuard(self._unreadable_notification, self._flooded)
+        self._protocol_errors = ProtocolErrors(self._notifications)
         self._decisions = DecisionsInFlight()
         self._guard = DenialGuard(config.max_tool_denials, self._guard_tripped)
         self._answers = AnswerWatch(config.idle_ms / 1000)
@@ -152,7 +154,7 @@ class Lifecycle:
                 sidecar_ready(self.config.sdk_ready_fd, self.config.sdk_uri),
                 timeout=READY_WAIT_S,
             )
-        self._client = client = create_client(self.config)
+        self._client = client = create_client(self.config, self._notifications)
         await self.stop.race(client.start(), timeout=START_TIMEOUT_S)
         self.log.info(
             "client.started", "connected to the Copilot sidecar", sdkUri=self.config.sdk_uri
@@ -421,6 +423,19 @@ class Lifecycle:
         )
         watchdog.start()
         return watchdog
+
+    def _unreadable_notification(self, detail: str) -> None:
+        self.log.warning(
+            "sidecar.unreadable_notification",
+            f"the Copilot sidecar at {self.config.sdk_uri} sent a notification the SDK "
+            f"could not read ({detail}); it is ignored",
+        )
+
+    def _flooded(self, count: int, first: str) -> None:
+        self.stop.lose_sidecar(
+            f"the Copilot sidecar at {self.config.sdk_uri} sent {count} notifications the "
+            f"SDK could not read (the first: {first}); it was given up"
+        )
 
     async def _cleanup(self) -> None:
         """Best effort and bounded: every step runs even if an earlier one failed."""

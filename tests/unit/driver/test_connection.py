@@ -8,12 +8,15 @@ import logging
 import os
 import socket
 import threading
+import time
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from copilot_driver.driver.connection import (
     SDK_PROTOCOL_LOGGER,
+    NotificationGuard,
     ProtocolErrors,
     SidecarNotReadyError,
     is_connected,
@@ -125,3 +128,131 @@ def test_end_of_file_on_the_ready_pipe_fails_at_once() -> None:
         asyncio.run(asyncio.wait_for(sidecar_ready(read_end, "127.0.0.1:1"), 5))
     assert caught.value.failure_kind == "sidecar_unreachable"
     assert _closed(read_end)
+
+
+# -- NotificationGuard ---------------------------------------------------------
+
+
+class _Calls:
+    def __init__(self) -> None:
+        self.first: list[str] = []
+        self.broken: list[tuple[int, str]] = []
+
+    def guard(self, **options: int) -> NotificationGuard:
+        return NotificationGuard(
+            self.first.append, lambda count, first: self.broken.append((count, first)), **options
+        )
+
+
+def test_the_first_unreadable_notification_is_reported_once_and_the_limit_once() -> None:
+    calls = _Calls()
+    guard = calls.guard(limit=3)
+    for number in range(10):
+        guard.count_unreadable(f"session.event: KeyError: {number}")
+    assert calls.first == ["session.event: KeyError: 0"]
+    assert calls.broken == [(3, "session.event: KeyError: 0")]
+    assert guard.unreadable == 10
+
+
+def test_a_long_detail_is_cut_short() -> None:
+    calls = _Calls()
+    calls.guard().count_unreadable("x" * 10_000)
+    assert calls.first == ["x" * 200 + "..."]
+
+
+class _Rpc:
+    """The part of the SDK's JsonRpcClient the guard wraps."""
+
+    def __init__(self, handler: Any) -> None:
+        self.notification_handler = handler
+        self._running = True
+        self.taken: list[dict[str, Any]] = []
+
+    def set_notification_handler(self, handler: Any) -> None:
+        self.notification_handler = handler
+
+    def _handle_message(self, message: dict[str, Any]) -> None:
+        self.taken.append(message)
+
+
+def test_a_handler_that_raises_is_counted_not_raised() -> None:
+    def sdk_handler(method: str, params: dict[str, Any]) -> None:
+        params["sessionId"]
+
+    calls = _Calls()
+    guard = calls.guard()
+    rpc = _Rpc(sdk_handler)
+    loop = asyncio.new_event_loop()
+    try:
+        guard.install(rpc, loop)
+        rpc.notification_handler("session.event", {})
+        rpc.notification_handler("session.event", {"sessionId": "s"})
+        rpc._handle_message({"method": "x"})
+    finally:
+        loop.close()
+    assert guard.unreadable == 1
+    assert calls.first == ["session.event: KeyError: 'sessionId'"]
+    assert rpc.taken == [{"method": "x"}]
+
+
+READER_TEST_BACKLOG = 32
+READER_TEST_MESSAGES = 600
+
+
+def _reader_lead(*, guarded: bool) -> int:
+    """How far the SDK's own reader thread ran ahead of the event loop (messages
+    read but not yet handled), fed notifications over a real socket while the
+    loop takes a millisecond for each."""
+    from copilot._jsonrpc import JsonRpcClient
+
+    feeder, reading = _pair()
+    read = 0
+    handled = 0
+    lead: list[int] = []
+    done = threading.Event()
+
+    def slow_handler(method: str, params: dict[str, Any]) -> None:
+        nonlocal handled
+        lead.append(read - handled)
+        handled += 1
+        time.sleep(0.001)  # the loop's cost per message, well above the reader's
+        if handled == READER_TEST_MESSAGES:
+            done.set()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        transport = SimpleNamespace(stdin=None, stdout=reading.makefile("rb"), stderr=None)
+        rpc = JsonRpcClient(transport)  # type: ignore[no-untyped-call]
+        rpc.set_notification_handler(slow_handler)
+        take = rpc._handle_message
+
+        def counting(message: dict[str, Any]) -> None:
+            nonlocal read
+            read += 1
+            take(message)
+
+        rpc._handle_message = counting  # type: ignore[method-assign]
+        if guarded:
+            guard = NotificationGuard(lambda _: None, lambda *_: None, backlog=READER_TEST_BACKLOG)
+            guard.install(rpc, loop)
+        rpc.start(loop)
+        body = json.dumps({"jsonrpc": "2.0", "method": "session.lifecycle", "params": {}})
+        message = f"Content-Length: {len(body)}\r\n\r\n{body}".encode()
+        await asyncio.to_thread(feeder.sendall, message * READER_TEST_MESSAGES)
+        await asyncio.to_thread(done.wait, 30)
+        rpc._running = False
+        feeder.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        reading.close()
+    assert handled == READER_TEST_MESSAGES
+    return max(lead)
+
+
+def test_the_real_sdk_reader_waits_for_a_slow_loop_every_backlog_messages() -> None:
+    """Unguarded, the reader runs hundreds of messages ahead (each one a queued
+    callback, without bound); guarded, never more than a backlog."""
+    assert _reader_lead(guarded=False) > 4 * READER_TEST_BACKLOG
+    assert _reader_lead(guarded=True) <= READER_TEST_BACKLOG + 1

@@ -152,7 +152,7 @@ def run_lifecycle(
 ) -> tuple[Any, list[str], list[dict[str, Any]]]:
     calls: list[str] = []
     client = FakeClient(calls, behaviour)
-    monkeypatch.setattr(driver_module, "create_client", lambda _config: client)
+    monkeypatch.setattr(driver_module, "create_client", lambda *_: client)
     stream = io.StringIO()
     redactor = Redactor(config.secrets)
     log = configure_logging("json", "warning", redactor, stream=stream)
@@ -188,7 +188,7 @@ def test_a_permission_handler_is_always_registered(
 ) -> None:
     calls: list[str] = []
     client = FakeClient(calls, {})
-    monkeypatch.setattr(driver_module, "create_client", lambda _config: client)
+    monkeypatch.setattr(driver_module, "create_client", lambda *_: client)
     log = configure_logging("json", "warning", Redactor(), stream=io.StringIO())
 
     async def main() -> Any:
@@ -411,7 +411,7 @@ def test_a_key_in_the_provider_url_never_reaches_the_start_log(
     calls: list[str] = []
     leaky = RuntimeError(f"cannot reach https://user:{key}@models.example:8443/v1")
     monkeypatch.setattr(
-        driver_module, "create_client", lambda _: FakeClient(calls, {"start": leaky})
+        driver_module, "create_client", lambda *_: FakeClient(calls, {"start": leaky})
     )
     stream = io.StringIO()
     redactor = Redactor(config.secrets)

@@ -47,6 +47,7 @@ from copilot_driver.adapters.tool_loop.sandbox import resolve_root
 from copilot_driver.adapters.tool_loop.stream import ChatClient, Message
 from copilot_driver.adapters.tool_loop.tools import Toolbox
 from copilot_driver.adapters.tool_loop.translate import ToolLoopTranslator
+from copilot_driver.redaction import mask_url_userinfo
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ class ToolLoopAdapter(TurnAdapter[ToolLoopSession, ToolLoopOptions]):
         options = self.options
         translator = ToolLoopTranslator(session.id, usage_before=session.usage, model=options.model)
         started = f"tool-loop turn started in {session.workspace}: {options.model}"
-        emit(translator.started(f"{started} at {options.base_url}"), on_event)
+        emit(translator.started(f"{started} at {mask_url_userinfo(options.base_url)}"), on_event)
 
         def relay(item: LoopEvent) -> None:
             emit(translator.feed(item), on_event)

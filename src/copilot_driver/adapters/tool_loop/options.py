@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from copilot_driver.adapters.core.options import OptionBlock, is_variable_name
+from copilot_driver.redaction import mask_url_userinfo
 
 BLOCK = "tool-loop"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -63,7 +64,7 @@ class ToolLoopOptions(OptionBlock):
         else:
             problem = _url_problem(self.base_url)
             if problem:
-                problems.append(f"base_url {self.base_url!r}: {problem}")
+                problems.append(f"base_url {mask_url_userinfo(self.base_url)!r}: {problem}")
         if not self.model.strip():
             problems.append("model is required")
         if not is_variable_name(self.api_key_env):

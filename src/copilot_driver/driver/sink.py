@@ -2,7 +2,10 @@
 
 One line per event, `{"type", "timestamp", "data"}` plus `id`/`parentId`
 when present, `data` in the runtime's camelCase names, appended to
-`<base>/<sessionId>/events.jsonl` as it happens.
+`<base>/<sessionId>/events.jsonl` as it happens. The lines gh-aw's own
+driver writes are there with at least its fields and in its timestamp format
+(gh-aw's timeline, audit and session-state steps read the file); like it,
+`user.message` is written without the prompt's text.
 
 Why it is shaped this way:
 - The SDK calls event handlers on the event loop, so `handle()` only
@@ -36,7 +39,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from copilot_driver.driver.failures import ErrorKind
-from copilot_driver.records import EVENTS_FILE_NAME, EventRecord, make_record
+from copilot_driver.records import (
+    EVENTS_FILE_NAME,
+    TOOL_EXECUTION_COMPLETE,
+    TOOL_EXECUTION_START,
+    USER_MESSAGE,
+    EventRecord,
+    make_record,
+)
 from copilot_driver.redaction import Redactor
 
 _BATCH_LINES = 512
@@ -151,28 +161,39 @@ class EventsSink:
     def _record(self, raw: dict[str, Any]) -> EventRecord:
         event_type = raw.get("type")
         data = raw.get("data")
-        if isinstance(data, dict):
+        if event_type == USER_MESSAGE:
+            # gh-aw's driver writes `{}`: a prompt can hold what a workflow's author would
+            # not put in an uploaded artifact, and the driver's log has its length.
+            data = {}
+        elif isinstance(data, dict) and isinstance(event_type, str) and event_type in HOOK_TYPES:
+            data = _without_prompts(data)
+        elif isinstance(data, dict):
             data = self._enrich(event_type, data)
-        return make_record(str(event_type), data, timestamp=raw.get("timestamp"), ids=raw)
+        return make_record(
+            str(event_type), _whole_numbers_as_ints(data), timestamp=raw.get("timestamp"), ids=raw
+        )
 
     def _enrich(self, event_type: Any, data: dict[str, Any]) -> dict[str, Any]:
-        """Give `tool.execution_complete` the tool name its start event had, and the
-        start event the fields gh-aw's reference driver writes there.
+        """Give the tool events the fields gh-aw's reference driver writes there:
+        `mcpServerName` on both (`""` for a built-in tool), the start's tool name on
+        the completion, and `input`, `command`, `mcpToolName` on the start.
 
         The runtime's completion event carries only the `toolCallId`, while
         timelines need the tool's name on both ends of the call.
         """
+        if event_type in (TOOL_EXECUTION_START, TOOL_EXECUTION_COMPLETE):
+            data = {**data, "mcpServerName": data.get("mcpServerName") or ""}
         call_id = data.get("toolCallId")
         if not isinstance(call_id, str):
             return data
-        if event_type == "tool.execution_start":
+        if event_type == TOOL_EXECUTION_START:
             names = {k: data[k] for k in ("toolName", "mcpServerName") if data.get(k) is not None}
             self._tools[call_id] = names
             added = {k: v for k, v in _start_fields(data).items() if k not in data}
             return {**data, **added} if added else data
-        if event_type == "tool.execution_complete":
+        if event_type == TOOL_EXECUTION_COMPLETE:
             names = self._tools.pop(call_id, {})
-            missing = {k: v for k, v in names.items() if k not in data}
+            missing = {k: v for k, v in names.items() if k not in data or not data[k]}
             if missing:
                 return {**data, **missing}
         return data
@@ -246,6 +267,35 @@ def _start_fields(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
         fields["command"] = arguments["command"]
     server, tool = data.get("mcpServerName"), data.get("toolName")
-    if isinstance(server, str) and isinstance(tool, str):
+    if isinstance(server, str) and server and isinstance(tool, str):
         fields["mcpToolName"] = tool.removeprefix(f"{server}-")
     return fields
+
+
+def _whole_numbers_as_ints(value: Any) -> Any:
+    """`1.0` as `1`, as JavaScript writes it: the SDK gives some counts as floats
+    (`session.shutdown`'s `cost`, `totalPremiumRequests`), and gh-aw's Go readers
+    declare them integers and skip a line that holds `1.0`."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _whole_numbers_as_ints(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers_as_ints(item) for item in value]
+    return value
+
+
+HOOK_TYPES = frozenset(["hook.start", "hook.end"])
+PROMPT_FIELDS = frozenset(["prompt", "initialPrompt", "transformedPrompt"])
+"""What the runtime's hook events carry of the prompt (`sessionStart`,
+`userPromptSubmitted`, `userPromptTransformed`): left out, like `user.message`'s text."""
+
+
+def _without_prompts(data: dict[str, Any]) -> dict[str, Any]:
+    """A hook event's data with the prompt's text left out of its input and output."""
+    kept = dict(data)
+    for side in ("input", "output"):
+        part = kept.get(side)
+        if isinstance(part, dict):
+            kept[side] = {key: value for key, value in part.items() if key not in PROMPT_FIELDS}
+    return kept

@@ -31,7 +31,10 @@ class ToolDenialsExceededError(StopRequestedError):
     """The tool-denials guard reached its threshold."""
 
     def __init__(self, count: int, threshold: int) -> None:
-        super().__init__(f"{count} tool requests denied (GH_AW_MAX_TOOL_DENIALS={threshold})")
+        super().__init__(
+            f"max tool denials threshold reached: permission denied {count} times "
+            f"(GH_AW_MAX_TOOL_DENIALS={threshold})"
+        )
         self.count = count
         self.threshold = threshold
         self.explanation = (
@@ -41,13 +44,16 @@ class ToolDenialsExceededError(StopRequestedError):
 
 
 class ToolCallBudgetExceededError(StopRequestedError):
-    """A tool call went past the tool contract's `maxToolCalls`."""
+    """The model kept calling tools past the tool contract's `maxToolCalls`."""
 
     def __init__(self, tool: str, count: int, limit: int) -> None:
-        super().__init__(f"tool call {count} ({tool}) went past the budget of {limit} calls")
+        super().__init__(
+            f"the model kept calling tools past the budget of {limit} calls "
+            f"({count - limit} calls denied, the last to {tool})"
+        )
         self.explanation = (
-            f"stopped the session: {self}; the tool did not run (maxToolCalls in the "
-            "workflow's tool contract sets the budget)"
+            f"stopped the session: {self}; none of the calls past the budget ran "
+            "(maxToolCalls in the workflow's tool contract sets the budget)"
         )
 
 

@@ -63,7 +63,7 @@ _BY_KIND: dict[str, Explanation] = {
         f"or raise {contract.MAX_TOOL_DENIALS.name}",
     ),
     "tool_call_budget_exceeded": Explanation(
-        "Stopped: the tool-call budget is spent",
+        "Stopped: the model kept calling tools past the tool-call budget",
         "raise maxToolCalls in the tool contract, or narrow the prompt's task",
     ),
     "send_timeout": Explanation(

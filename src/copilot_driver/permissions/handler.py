@@ -219,8 +219,18 @@ def make_permission_handler(
                 secondary_logger(denial)
             except Exception as error:  # a diagnostic must never change the decision
                 log.debug("permission.secondary_failed", f"a denial logger failed: {error}")
-        if guard is not None and guard.record():
-            return guard.withhold(rejection)
+        if guard is not None:
+            # gh-aw's driver writes this line per denial, and gh-aw's harness counts
+            # "permission denied" to decide not to retry: the same words, the same count.
+            log.warning(
+                "tool.denial",
+                f"tool denial {guard.count + 1}/{guard.threshold}: permission denied: "
+                f"{decision.summary}",
+                denialCount=guard.count + 1,
+                threshold=guard.threshold,
+            )
+            if guard.record():
+                return guard.withhold(rejection)
         return _sent(rejection)
 
     def _sent(decision: Any) -> Any:

@@ -119,7 +119,8 @@ class _Builder:
     def user_message(self, data: dict[str, Any], at_ms: float | None) -> None:
         turns = self.timeline.turns
         current = turns[-1] if turns else None
-        prompt = _str(data, "content") or ""
+        # Drivers that write gh-aw's `user.message` (`{}`) keep the prompt's text out.
+        prompt = _str(data, "content") or PROMPT_NOT_RECORDED
         if current and current.prompt is None and not current.tool_calls and not current.rounds:
             current.prompt = prompt  # the implicit turn opened by an early event
         else:
@@ -147,6 +148,15 @@ class _Builder:
         reason = _str(data, "reason") or "the driver stopped the session"
         message = f"tool call {_scalar(data.get('callCount'))} past a budget of "
         self.notice("budget stop", f"{message}{_scalar(data.get('limit'))}; {reason}", at_ms)
+
+    def budget_debit(self, data: dict[str, Any], at_ms: float | None) -> None:
+        """A call counted against the budget: a notice only for one past it (denied)."""
+        if data.get("exhausted") is True:
+            message = (
+                f"tool call {_scalar(data.get('callCount'))} ({_str(data, 'toolName') or 'a tool'})"
+                f" past a budget of {_scalar(data.get('limit'))}: denied, the model told to answer"
+            )
+            self.notice("budget denial", message, at_ms)
 
     def session_error(self, data: dict[str, Any], at_ms: float | None) -> None:
         self.session_notice(records.SESSION_ERROR, data, at_ms)
@@ -193,6 +203,12 @@ class _Builder:
             call.error_code = _str(error, "code")
         elif isinstance(error, str):
             call.error = error
+        # The runtime says `success: true` for a shell command that ran and failed
+        # (`fatal: not a git repository`, exit 128): its exit status says otherwise.
+        exit_code = _dict(data, "shellExecution").get("exitCode")
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
+            call.success = False
+            call.error = call.error or f"the command exited with status {exit_code}"
         if call.tool == "?":
             call.tool = _tool_name(data)
 
@@ -279,6 +295,8 @@ class _Builder:
         return self.timeline
 
 
+PROMPT_NOT_RECORDED = "(the prompt's text is not recorded)"
+
 _Handler = Callable[[_Builder, dict[str, Any], float | None], None]
 _HANDLERS: dict[str, _Handler] = {
     records.SESSION_START: _Builder.session_start,
@@ -294,6 +312,7 @@ _HANDLERS: dict[str, _Handler] = {
     records.PERMISSION_COMPLETED: _Builder.permission_completed,
     records.ABORT: _Builder.abort,
     records.GUARD_TOOL_DENIALS_EXCEEDED: _Builder.guard_stop,
+    records.GUARD_TOOL_CALL_BUDGET_DEBIT: _Builder.budget_debit,
     records.GUARD_TOOL_CALL_BUDGET_EXCEEDED: _Builder.budget_stop,
     records.POLICY_DENIAL: _Builder.policy_denial,
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import threading
 import time
 import uuid
@@ -15,11 +16,15 @@ from copilot.session_events import SessionEvent
 
 from copilot_driver.driver import sink as events_module
 from copilot_driver.driver.sink import EventsFileError, EventsSink
+from copilot_driver.formatting import iso_utc, parse_iso
 from copilot_driver.records import EVENTS_FILE_NAME
 from copilot_driver.redaction import Redactor
 
 SECRET = "tok-5f0c1d9e7a2b4c6d8e0f"
 TIMESTAMP = "2026-11-21T06:47:02.5Z"
+
+
+DATA = Path(__file__).parents[2] / "data"
 
 
 def wire_event(
@@ -178,7 +183,9 @@ def test_line_format_type_timestamp_data_first_then_ids(sink: EventsSink) -> Non
     assert list(first)[:3] == ["type", "timestamp", "data"]
     assert list(second)[:3] == ["type", "timestamp", "data"]
     assert first["type"] == "assistant.message"
-    assert first["timestamp"] == without_parent.to_dict()["timestamp"]
+    # The SDK's instant, written as gh-aw's driver writes it (JavaScript's toISOString).
+    assert first["timestamp"] == iso_utc(parse_iso(without_parent.to_dict()["timestamp"]))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", first["timestamp"])
     assert first["data"] == {"content": "root", "messageId": "m1"}
     assert first["id"] == str(without_parent.id)
     assert "parentId" not in first, "a null parentId is omitted"
@@ -243,7 +250,7 @@ def test_tool_complete_is_enriched_from_its_start_event(sink: EventsSink) -> Non
     assert completes["call_1"]["success"] is True
     assert completes["call_1"]["result"] == {"content": "hi"}
     assert completes["call_2"]["toolName"] == "view"
-    assert "mcpServerName" not in completes["call_2"]
+    assert completes["call_2"]["mcpServerName"] == "", "a built-in tool, as gh-aw writes it"
 
 
 def test_tool_complete_without_a_start_is_written_unchanged(sink: EventsSink) -> None:
@@ -529,3 +536,55 @@ def test_handle_never_raises_when_the_record_cannot_be_encoded(
     sink.handle(Circular())  # must not raise
     sink.close()
     assert len(errors.messages) == 1
+
+
+def test_user_messages_are_written_without_the_prompt(sink: EventsSink) -> None:
+    path = sink.attach("s1")
+    sink.handle(wire_event("user.message", {"content": "the secret plan", "source": "user"}))
+    sink.close()
+    (record,) = read_lines(path)
+    assert record["type"] == "user.message"
+    assert record["data"] == {}
+    assert "secret plan" not in path.read_text()
+
+
+def test_whole_number_floats_are_written_as_javascript_writes_them(sink: EventsSink) -> None:
+    """A real `session.shutdown` (tests/data): its float counts are written as ints."""
+    shutdown = next(
+        json.loads(line)
+        for line in (DATA / "events-tools-and-denial.jsonl").read_text().splitlines()
+        if '"session.shutdown"' in line
+    )
+    path = sink.attach("s1")
+    sink.handle(SessionEvent.from_dict(shutdown))
+    sink.close()
+    (record,) = read_lines(path)
+    metrics = record["data"]["modelMetrics"]["gpt-4.1"]
+    assert metrics["requests"]["cost"] == 0
+    assert isinstance(metrics["requests"]["cost"], int)
+    written = path.read_text()
+    assert ".0," not in written
+    assert ".0}" not in written
+
+
+def test_hook_events_are_written_without_the_prompt(sink: EventsSink) -> None:
+    path = sink.attach("s1")
+    for event, hook, side in (
+        ("hook.start", "sessionStart", "input"),
+        ("hook.end", "userPromptTransformed", "output"),
+    ):
+        data: dict[str, Any] = {
+            "hookInvocationId": "h1",
+            "hookType": hook,
+            side: {"initialPrompt": "the secret plan", "prompt": "the secret plan", "cwd": "/w"},
+        }
+        if side == "output":
+            data["output"]["transformedPrompt"] = "the secret plan, transformed"
+            data["success"] = True
+        sink.handle(wire_event(event, data))
+    sink.close()
+    first, second = read_lines(path)
+    assert first["data"]["input"] == {"cwd": "/w"}
+    assert first["data"]["hookType"] == "sessionStart"
+    assert second["data"]["output"] == {"cwd": "/w"}
+    assert "secret plan" not in path.read_text()

@@ -375,7 +375,12 @@ def test_denial_guard_trips_after_the_denial_is_logged(sink: Sink) -> None:
         write("/x"), INVOCATION
     )
     withheld.close()  # never awaited here
-    assert logged_before_trip == [1]
+    assert logged_before_trip == [2], "the denial and its count, gh-aw's line"
+    denied, counted = sink.entries
+    assert denied["event"] == "permission.denied"
+    assert counted["event"] == "tool.denial"
+    assert counted["message"] == "tool denial 1/1: permission denied: write(/x)"
+    assert (counted["denialCount"], counted["threshold"]) == (1, 1)
 
 
 # --- fail closed -------------------------------------------------------------------------------
@@ -422,7 +427,8 @@ def test_unreadable_requests_are_rejected_and_logged(sink: Sink, request_: Any) 
     result = handler(request_, INVOCATION)
     assert isinstance(result, PermissionDecisionReject)
     assert result.feedback == DENIAL_FEEDBACK
-    (entry,) = sink.entries
+    entry, counted = sink.entries
+    assert counted["event"] == "tool.denial"
     assert entry["event"] == "permission.denied"
     assert entry["level"] == "warning"
     assert entry["requestKind"] == "unknown"

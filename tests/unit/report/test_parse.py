@@ -18,6 +18,7 @@ from copilot_driver.report import (
     render_markdown,
     render_text,
 )
+from copilot_driver.report.parse import PROMPT_NOT_RECORDED
 from helpers.report_samples import (
     ANSWER,
     CHART_HEADER,
@@ -110,7 +111,10 @@ def test_messy_file_is_rendered_and_what_was_skipped_is_reported(tmp_path: Path)
     assert timeline.orphan_completions == 1
     assert timeline.session_id == "s-1"
     assert timeline.copilot_version is None  # 7 is not a version string
-    assert [turn.prompt for turn in timeline.turns] == ["first prompt\nwith a second line", ""]
+    assert [turn.prompt for turn in timeline.turns] == [
+        "first prompt\nwith a second line",
+        PROMPT_NOT_RECORDED,
+    ]
     outcomes = {(c.tool, c.call_id): c.outcome for c in timeline.tool_calls}
     assert outcomes == {
         ("bash", "c1"): "ok",
@@ -190,12 +194,21 @@ def test_parse_never_raises_and_renders_safe_markdown(raw: list[str]) -> None:
 
 
 def test_the_budget_stop_is_a_notice_not_an_unknown_type() -> None:
-    record = records.budget_record("bash", 4, 3, "stopped the session")
+    record = records.budget_record("bash", "s", 13, 3, "stopped the session")
     timeline = parse_timeline([json.dumps(record)])
     assert not timeline.unknown_types
     (notice,) = timeline.notices
     assert notice.kind == "budget stop"
-    assert notice.message == "tool call 4 past a budget of 3; stopped the session"
+    assert notice.message == "tool call 13 past a budget of 3; stopped the session"
+
+
+def test_budget_debits_are_known_and_only_denied_calls_are_noticed() -> None:
+    lines = [json.dumps(records.budget_debit_record("bash", "s", n, 2)) for n in (1, 2, 3)]
+    timeline = parse_timeline(lines)
+    assert not timeline.unknown_types
+    (notice,) = timeline.notices
+    assert notice.kind == "budget denial"
+    assert notice.message.startswith("tool call 3 (bash) past a budget of 2: denied")
 
 
 # --- the driver's policy.denial records --------------------------------------------------
@@ -311,3 +324,34 @@ def test_a_session_folder_is_read_with_its_result(tmp_path: Path) -> None:
         "session_error",
         "the model went away",
     )
+
+
+def test_a_shell_command_that_exited_non_zero_is_a_failure_in_every_view() -> None:
+    """The runtime says `success: true` for `git status` outside a repository (exit 128);
+    its `shellExecution.exitCode` is what the report believes."""
+    lines = [
+        event("user.message", {}),
+        event(
+            "tool.execution_start",
+            {"toolCallId": "c1", "toolName": "bash", "arguments": {"command": "git status"}},
+            0.1,
+        ),
+        event(
+            "tool.execution_complete",
+            {
+                "toolCallId": "c1",
+                "success": True,
+                "shellExecution": {"exitCode": 128},
+                "result": {"content": "fatal: not a git repository"},
+            },
+            0.2,
+        ),
+    ]
+    timeline = parse_timeline(lines)
+    (call,) = timeline.tool_calls
+    assert call.outcome == "FAILED"
+    assert call.error == "the command exited with status 128"
+    assert "FAILED" in render_text(timeline)
+    assert "FAILED" in render_markdown(timeline)
+    assert " ok" not in render_text(timeline).split("git status", 1)[1].splitlines()[0]
+    assert timeline.turns[0].prompt == "(the prompt's text is not recorded)"

@@ -1,0 +1,320 @@
+"""Our driver under gh-aw's real harness, beside gh-aw's own Node driver.
+
+gh-aw decides what a driver's run meant from its exit code and its output
+alone (the harness classifies, retries or gives up), and later steps read its
+events.jsonl. So each case here runs both drivers under the same unchanged
+harness (v0.82.10, `tests/data/gh-aw-harness`) on the same scripted model,
+and holds our driver to gh-aw's verdict and to the events gh-aw's driver
+writes. gh-aw's v0.82.10 driver predates the tool contract, so the two cases
+about it (the tool-call budget, a malformed contract) hold ours to the
+contract's semantics in newer gh-aw instead.
+
+The rig (`tests/helpers/gh_aw_harness.py`) needs node and gh-aw's Node
+SDK (`make setup`); without them these tests skip, except under CI.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from copilot_driver.exit_codes import ExitCode
+from copilot_driver.testing import Reply, Rule, Script, ToolCall
+from copilot_driver.testing.fixtures import missing_component
+from copilot_driver.testing.rpc_proxy import RpcProxy
+from helpers.gh_aw_harness import (
+    SEND_TIMEOUT_MS,
+    GhAwHarness,
+    HarnessCase,
+    HarnessRun,
+    HarnessUnavailableError,
+    free_port,
+    tool_contract,
+)
+
+pytestmark = pytest.mark.e2e
+
+MARKER = "QUOKKAWIDGET"
+"""A word in every prompt that the model never repeats: it must not reach events.jsonl."""
+PROMPT = f"please {MARKER} the task"
+TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+BUDGET_REASON = (
+    "The workflow aggregate tool-call budget is exhausted (2 calls). This tool was not "
+    "executed; stop using tools and provide the best result from completed work."
+)
+IDLE_MS = 1500
+BOTH = ("ours", "gh-aw")
+HARNESS = Path(__file__).resolve().parents[1] / "data" / "gh-aw-harness" / "js"
+
+
+def _touch(name: str) -> Reply:
+    return Reply(tool_calls=(ToolCall("bash", {"command": f"touch {name}"}),))
+
+
+def _script(*replies: Reply) -> Script:
+    return Script(rules=(Rule(MARKER, replies),))
+
+
+def _without_idle(message: dict[str, Any]) -> dict[str, Any]:
+    """The sidecar's `session.idle` events renamed, so the driver never sees one."""
+    event = (message.get("params") or {}).get("event")
+    if isinstance(event, dict) and event.get("type") == "session.idle":
+        event["type"] = "test.idle_withheld"
+    return message
+
+
+@dataclass(frozen=True)
+class Case:
+    """A harness case, and how a run of it is set up around the harness."""
+
+    harness: HarnessCase
+    without_idle: bool = False
+    """Run the driver through an `RpcProxy` that withholds `session.idle`."""
+
+
+CASES: dict[str, Case] = {
+    "plain": Case(HarnessCase(PROMPT, _script(Reply(text="done plainly")))),
+    "allowed-tool": Case(
+        HarnessCase(
+            PROMPT,
+            _script(_touch("a0"), Reply(text="touched")),
+            tool_contract("shell(touch:*)", bash=True),
+        )
+    ),
+    "denial-guard": Case(
+        HarnessCase(
+            PROMPT,
+            _script(*[Reply(tool_calls=(ToolCall("bash", {"command": "rm victim.txt"}),))] * 5),
+            tool_contract("shell(ls)", bash=True),  # bash visible, only `ls` allowed
+            max_tool_denials=3,
+        )
+    ),
+    "budget": Case(
+        HarnessCase(
+            PROMPT,
+            _script(_touch("b0"), _touch("b1"), _touch("b2"), Reply(text="best result so far")),
+            tool_contract("shell(touch:*)", bash=True, max_tool_calls=2),
+        )
+    ),
+    "idle": Case(
+        HarnessCase(
+            PROMPT,
+            _script(Reply(text="answered, not idle")),
+            env={"GH_AW_SDK_IDLE_MS": str(IDLE_MS)},
+        ),
+        without_idle=True,
+    ),
+    "malformed-contract": Case(
+        HarnessCase(PROMPT, _script(Reply(text="never asked")), '{"version": 1}')
+    ),
+}
+COMPARED = ("plain", "allowed-tool", "denial-guard", "idle")
+"""The cases gh-aw's v0.82.10 driver can show the right behaviour for."""
+SAME_EVENTS = (*COMPARED, "budget")
+"""The cases where both drivers run the same session, so write the same kinds of events.
+(With the malformed contract ours rightly starts no session; gh-aw's ignores the contract.)"""
+
+
+@dataclass
+class Runs:
+    """Each (case, driver) run once per module, on first use."""
+
+    rig: GhAwHarness
+    done: dict[tuple[str, str], HarnessRun] = field(default_factory=dict)
+
+    def __call__(self, case_name: str, driver: str) -> HarnessRun:
+        key = (case_name, driver)
+        if key not in self.done:
+            self.done[key] = run_case(self.rig, CASES[case_name], driver)
+        return self.done[key]
+
+
+def run_case(rig: GhAwHarness, case: Case, driver: str) -> HarnessRun:
+    """One harness run; with `without_idle`, the driver reaches the harness's
+    own sidecar through a proxy that withholds `session.idle`. The proxy may
+    listen before the sidecar does: it only connects upstream when the driver
+    connects, and the harness starts the driver once its sidecar is ready."""
+    port = free_port()
+    proxy: AbstractContextManager[RpcProxy | None] = (
+        RpcProxy(port, rewrite=_without_idle) if case.without_idle else nullcontext()
+    )
+    with proxy as through:
+        uri = f"http://{through.address}" if through is not None else None
+        return rig.run(driver, case.harness, sidecar_port=port, driver_sdk_uri=uri)
+
+
+@pytest.fixture(scope="module")
+def runs(
+    tmp_path_factory: pytest.TempPathFactory, copilot_cli: Path, copilot_cache_home: Path
+) -> Runs:
+    """One rig and one run per (case, driver) for the whole module: several
+    tests read each run, and a harness run starts a real sidecar."""
+    try:
+        rig = GhAwHarness(
+            tmp_path_factory.mktemp("gh-aw-harness"),
+            copilot_cli=copilot_cli,
+            cache_home=copilot_cache_home,
+            source=HARNESS,
+        )
+    except HarnessUnavailableError as error:
+        missing_component("gh-aw's harness (node and its Node SDK)", error)
+    return Runs(rig)
+
+
+def describe(run: HarnessRun) -> str:
+    """The end of a run's output, for assertion messages."""
+    return f"{run.driver}: verdict={run.verdict}\n" + run.output[-4000:]
+
+
+# --- the harness's verdict, both drivers ---------------------------------------------
+
+
+def _decision(run: HarnessRun) -> tuple[bool, int, tuple[str, ...], tuple[bool, ...]]:
+    """What the harness made of a run: success, attempts, each one's class and retry."""
+    return (
+        run.done_exit_code == 0,
+        len(run.attempts),
+        tuple(run.failure_classes),
+        tuple(attempt.retried for attempt in run.attempts),
+    )
+
+
+@pytest.mark.parametrize("case_name", COMPARED)
+def test_the_harness_gives_both_drivers_the_same_verdict(runs: Runs, case_name: str) -> None:
+    """The same decision for both drivers. The step's exit code differs only where
+    ours is documented: 3 when the denials guard stops the run (gh-aw's driver: 1)."""
+    ours, theirs = runs(case_name, "ours"), runs(case_name, "gh-aw")
+    assert _decision(ours) == _decision(theirs), describe(ours) + "\n\n" + describe(theirs)
+    if case_name == "denial-guard":
+        assert (ours.done_exit_code, theirs.done_exit_code) == (ExitCode.TOOL_DENIALS, 1)
+    else:
+        assert ours.done_exit_code == theirs.done_exit_code
+
+
+def test_a_plain_answer_succeeds_on_the_first_attempt(runs: Runs) -> None:
+    run = runs("plain", "ours")
+    assert run.verdict == (0, 1, ()), describe(run)
+    assert run.success_on == 1
+    assert "done plainly" in run.output
+    assert len(run.model_calls()) == 1
+
+
+def test_an_allowed_tool_runs_for_both_drivers(runs: Runs) -> None:
+    for driver in BOTH:
+        run = runs("allowed-tool", driver)
+        assert run.verdict == (0, 1, ()), describe(run)
+        assert (run.workspace / "a0").exists(), f"{driver}: bash ran the allowed touch"
+
+
+def test_built_in_tool_events_name_no_mcp_server(runs: Runs) -> None:
+    """gh-aw's driver writes `mcpServerName: ""` for a built-in tool; readers rely on the key."""
+    run = runs("allowed-tool", "ours")
+    tool_events = run.events_of("tool.execution_start") + run.events_of("tool.execution_complete")
+    assert tool_events, describe(run)
+    assert [event["data"].get("mcpServerName") for event in tool_events] == [""] * len(tool_events)
+
+
+def test_the_denial_guard_is_classified_permission_denied_and_not_retried(runs: Runs) -> None:
+    run = runs("denial-guard", "ours")
+    assert run.failure_classes == ["permission_denied"], describe(run)
+    assert len(run.attempts) == 1
+    assert not run.attempts[0].retried
+    assert run.permission_denied_count >= 3
+    assert len(run.model_calls()) == 3, "inference stopped at the threshold"
+
+
+def test_the_idle_watchdog_ends_an_answered_session_that_never_goes_idle(runs: Runs) -> None:
+    run = runs("idle", "ours")
+    assert run.verdict == (0, 1, ()), describe(run)
+    assert "answered, not idle" in run.output
+    assert '"session.idle_timeout"' in run.output, "ended by the idle watchdog"
+    assert run.took_s < SEND_TIMEOUT_MS / 1000, "before the send timeout could end it"
+
+
+# --- the tool contract: newer gh-aw's semantics ---------------------------------------
+
+
+def test_the_tool_call_budget_is_a_soft_stop(runs: Runs) -> None:
+    """Past `maxToolCalls` the call is refused with gh-aw's reason, the model
+    answers from what it has, and the run succeeds at once (gh-aw's newer
+    driver: a denial the model reads, not a failed run the harness retries)."""
+    run = runs("budget", "ours")
+    assert run.verdict == (0, 1, ()), describe(run)
+    assert (run.workspace / "b0").exists()
+    assert (run.workspace / "b1").exists()
+    assert not (run.workspace / "b2").exists(), "the call past the budget never ran"
+    calls = run.model_calls()
+    assert len(calls) == 4, "asked once more after the refused call, for the answer"
+    *_, refused_call, refusal = calls[-1].body["messages"]
+    (b2_call,) = refused_call["tool_calls"]
+    assert json.loads(b2_call["function"]["arguments"]) == {"command": "touch b2"}
+    assert refusal["role"] == "tool"
+    assert refusal["tool_call_id"] == b2_call["id"]
+    assert BUDGET_REASON in refusal["content"], "the model was told why the call did not run"
+    debits = run.events_of("guard.tool_call_budget_debit")
+    assert [event["data"] for event in debits] == [
+        {
+            "toolName": "bash",
+            "sessionId": debits[0]["data"].get("sessionId"),
+            "callCount": count,
+            "limit": 2,
+            "exhausted": count > 2,
+        }
+        for count in (1, 2, 3)
+    ]
+    session_id = debits[0]["data"]["sessionId"]
+    assert isinstance(session_id, str)
+    assert session_id
+
+
+def test_a_malformed_contract_fails_before_any_model_request(runs: Runs) -> None:
+    """Our driver refuses a contract it cannot read (exit 2, with a message):
+    the harness sees a failure with output and retries it like any other."""
+    run = runs("malformed-contract", "ours")
+    assert not run.model_calls(), "no prompt was sent"
+    assert [attempt.exit_code for attempt in run.attempts] == [2, 2, 2, 2], describe(run)
+    assert run.exhausted
+    assert run.done_exit_code == 2
+    assert "GH_AW_COPILOT_SDK_TOOL_CONFIG" in run.output
+
+
+@pytest.mark.parametrize("driver", BOTH)
+@pytest.mark.parametrize("case_name", list(CASES))
+def test_the_harness_leaves_no_process_behind(runs: Runs, case_name: str, driver: str) -> None:
+    """When the harness exits, its sidecar and every driver attempt are gone too."""
+    assert runs(case_name, driver).survivors == []
+
+
+# --- events.jsonl -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case_name", SAME_EVENTS)
+def test_our_events_cover_every_event_gh_aws_driver_writes(runs: Runs, case_name: str) -> None:
+    ours, theirs = runs(case_name, "ours").event_fields(), runs(case_name, "gh-aw").event_fields()
+    missing = {
+        event_type: sorted(fields - ours.get(event_type, set()))
+        for event_type, fields in theirs.items()
+        if event_type not in ours or not fields <= ours[event_type]
+    }
+    assert not missing, f"missing event types or data fields: {missing}"
+
+
+@pytest.mark.parametrize("case_name", list(CASES))
+def test_our_timestamps_are_gh_aws_iso_format(runs: Runs, case_name: str) -> None:
+    run = runs(case_name, "ours")
+    stamps = [event.get("timestamp") for event in run.events]
+    wrong = [stamp for stamp in stamps if not TIMESTAMP.match(str(stamp))]
+    assert not wrong, f"{len(wrong)} of {len(stamps)} timestamps, e.g. {wrong[0]!r}"
+
+
+@pytest.mark.parametrize("case_name", list(CASES))
+def test_the_prompt_never_reaches_events_jsonl(runs: Runs, case_name: str) -> None:
+    run = runs(case_name, "ours")
+    leaked = [event.get("type") for event in run.events if MARKER in json.dumps(event)]
+    assert not leaked, f"the prompt's text is in: {leaked}"

@@ -40,6 +40,9 @@ BWRAP := /usr/bin/bwrap
 # The wheels the package and its `testing` extra install, downloaded once: the wheel
 # install test (tests/e2e/test_wheel_install_e2e.py) installs from here with --no-index.
 WHEELHOUSE := .cache/wheels
+# The build backend too: the README's install commands build the package from source
+# (tests/e2e/test_readme_install_e2e.py runs them offline against this wheelhouse).
+BUILD_BACKEND := 'hatchling>=1.27'
 WHEELS := $(WHEELHOUSE)/.downloaded
 
 # The SDK must never try the internet for a runtime; tests and the demo use
@@ -72,7 +75,7 @@ $(VENV)/.installed: pyproject.toml Makefile | $(BIN)/python
 $(WHEELS): pyproject.toml Makefile | $(BIN)/python
 	mkdir -p $(WHEELHOUSE)
 	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary=:all: \
-		--dest $(WHEELHOUSE) '.[testing]' $(SDK_PIN)
+		--dest $(WHEELHOUSE) '.[testing]' $(SDK_PIN) $(BUILD_BACKEND)
 	touch $@
 
 $(COPILOT_CLI):

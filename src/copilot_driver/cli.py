@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from copilot_driver import LOG_PREFIX, __version__
 from copilot_driver.driver.config import ConfigError, load_config
-from copilot_driver.env import secrets_in, usage_lines
+from copilot_driver.env import CONNECTION_TOKEN, SDK_URI, secrets_in, usage_lines
 from copilot_driver.exit_codes import ExitCode, for_signal
 from copilot_driver.redaction import Redactor
 
@@ -29,6 +29,8 @@ sidecar and prints the final answer on stdout. All configuration comes from
 the environment:
 
 {usage_lines()}
+Run it through copilot-driver-harness (`copilot-driver-harness prompt.md`),
+which starts the sidecar and sets COPILOT_SDK_URI and COPILOT_CONNECTION_TOKEN.
 A leading positional argument (the copilot binary a harness may pass) is
 ignored. Exit status: 0 success, 1 runtime failure, 2 configuration error,
 3 tool-denials guard, 6 tool-call budget, 124 send timeout, 128+N stopped by
@@ -101,7 +103,7 @@ def _validate_and_run(args: list[str]) -> int:
     except ConfigError as error:
         # Defence in depth: these messages never include secrets by design.
         redactor = _environment_redactor()
-        for problem in error.problems:
+        for problem in _direct_run(error.problems):
             _error(redactor.text(problem))
         return int(ExitCode.CONFIG)
 
@@ -124,6 +126,26 @@ def run() -> NoReturn:
             stream.flush()
     logging.shutdown()
     os._exit(code)
+
+
+HARNESS_HINT = (
+    "the driver talks to a Copilot CLI sidecar, which copilot-driver-harness starts for you "
+    "(and sets this and COPILOT_CONNECTION_TOKEN): run `copilot-driver-harness prompt.md` "
+    "(or `python -m copilot_driver.harness prompt.md`) with COPILOT_MODEL and "
+    "COPILOT_GITHUB_TOKEN set"
+)
+
+
+def _direct_run(problems: list[str]) -> list[str]:
+    """The driver run by hand, without the harness that gives it the sidecar's address
+    and token: the first of the two missing variables names the harness as the fix."""
+    missing = [f"{variable.name} is not set" for variable in (SDK_URI, CONNECTION_TOKEN)]
+    if not all(any(problem.startswith(text) for problem in problems) for text in missing):
+        return problems
+    return [
+        f"{missing[0]}: {HARNESS_HINT}" if problem.startswith(missing[0]) else problem
+        for problem in problems
+    ]
 
 
 def _environment_redactor() -> Redactor:

@@ -9,6 +9,7 @@ it before anything heavy is loaded.
 
 from __future__ import annotations
 
+import difflib
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -289,6 +290,25 @@ def secret_looking_values(env: Mapping[str, str]) -> tuple[str, ...]:
         if len(value.strip()) >= MIN_SECRET_LOOKING_CHARS:
             found.append(value)
     return tuple(dict.fromkeys(found))
+
+
+POLICY_VARIABLES = (PERMISSIONS, SERVER_ARGS, TOOL_CONFIG)
+"""Where a tool policy can come from; with none of them set, every request is approved."""
+_NEAR_MISS_CUTOFF = 0.85
+
+
+def near_misses(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """`(set, meant)` for each variable in `env` that is not one the driver reads but
+    a near miss of one (`GH_AW_COPILOT_SDK_PERMISSION` for `..._PERMISSIONS`)."""
+    known = [variable.name for variable in DRIVER_VARIABLES]
+    found = []
+    for name in sorted(env):
+        if name in known or not name.upper().startswith(("GH_AW_", "COPILOT_")):
+            continue
+        close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=_NEAR_MISS_CUTOFF)
+        if close:
+            found.append((name, close[0]))
+    return found
 
 
 def session_state_base_dir(env: Mapping[str, str], cwd: Path) -> Path:

@@ -23,7 +23,22 @@ Written by `python -m copilot_driver.gh_aw`; name it in the workflow as
 `engine: {id: copilot, driver: .github/drivers/copilot-driver.py}`.
 """
 
-from copilot_driver.cli import run
+import os
+import sys
+
+try:
+    from copilot_driver.cli import run
+except ModuleNotFoundError as error:  # the package, or one of its requirements
+    sys.stderr.write(
+        f"[copilot-sdk-driver] error: {sys.executable} cannot import "
+        f"{error.name or 'copilot_driver'} "
+        f"(PYTHONPATH={os.environ.get('PYTHONPATH', '')!r}): install the package into a "
+        'folder in a step before the agent, `pip install --target "$GITHUB_WORKSPACE/'
+        '.copilot-driver/python" "copilot-driver @ git+https://github.com/<owner>/'
+        'copilot-driver@<ref>"` (see its README), and point the engine at it, '
+        "`engine.env.PYTHONPATH: ${{ github.workspace }}/.copilot-driver/python`\\n"
+    )
+    sys.exit(2)
 
 run()
 '''

@@ -97,7 +97,19 @@ def test_the_driver_runs_a_turn_with_only_its_core_requirements(
 def test_the_adapters_without_their_extra_name_the_install_command(tmp_path: Path) -> None:
     site = _site_of(_closure(_core_requirements()), tmp_path / "core-site")
     ended = subprocess.run(
-        [sys.executable, "-S", "-m", "copilot_driver.adapters", "--help"],
+        [
+            sys.executable,
+            "-S",
+            "-m",
+            "copilot_driver.adapters",
+            "run",
+            "--kind",
+            "copilot-cli",
+            "--workspace",
+            str(tmp_path),
+            "--prompt",
+            "hi",
+        ],
         env={"PYTHONPATH": f"{SRC}:{site}", "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,

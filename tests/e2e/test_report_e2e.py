@@ -21,9 +21,10 @@ from copilot_driver.report import (
     sandbox_record,
 )
 from copilot_driver.report.markdown import cell
+from copilot_driver.report.summary import duration
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
 from copilot_driver.testing.fixtures import DriverRunner
-from helpers.report_samples import mermaid_block, sandbox_session
+from helpers.report_samples import CHART_HEADER, mermaid_block, sandbox_session
 
 pytestmark = pytest.mark.e2e
 
@@ -51,15 +52,21 @@ SCRIPT = Script(
 GIT_ONLY = json.dumps(["--headless", "--allow-tool", "shell(git:*)"])
 
 
-def _report(path: Path, *options: str, command: tuple[str, ...] | None = None) -> str:
+def _run_report(
+    path: Path, *options: str, command: tuple[str, ...] | None = None
+) -> subprocess.CompletedProcess[str]:
     command = command or (sys.executable, "-m", "copilot_driver.report")
-    completed = subprocess.run(
+    return subprocess.run(
         [*command, str(path), *options],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
+
+
+def _report(path: Path, *options: str, command: tuple[str, ...] | None = None) -> str:
+    completed = _run_report(path, *options, command=command)
     assert completed.returncode == 0, completed.stderr
     assert completed.stderr == ""
     return completed.stdout
@@ -82,7 +89,7 @@ def test_the_report_of_a_real_run_shows_usage_the_denial_and_the_exit_code(
     reason = denial["reason"]
 
     text = _report(folder)
-    assert "  exit code 0\n" in text
+    assert "  exit code    0\n" in text
     assert "DENIED shell(rm victim.txt)" in text
     assert "approved shell(git --version)" in text
     assert "denied-interactively-by-user" not in text
@@ -100,11 +107,26 @@ def test_the_report_of_a_real_run_shows_usage_the_denial_and_the_exit_code(
         markdown
     )
     assert "<sub>report v2." in markdown
-    assert len(mermaid_block(markdown)) == 5 + 1 + 2  # the header, one section, two bars
+    assert len(mermaid_block(markdown)) == CHART_HEADER + 1 + 2  # the header, one section, two bars
 
     summary = render_step_summary(RunOutcome(0, None, None, None), load_timeline(folder))
     assert summary.startswith("## Copilot run succeeded\n")
     assert "allow with `shell(rm victim.txt)`" in summary
+
+    # The figure the driver's log shows is the report's driver time, named as such.
+    (completed,) = run.entries("session.completed")
+    driver_time = duration(completed["durationMs"])
+    assert f"  driver time  {driver_time}, from sending the prompt to completion " in text
+    assert "  event span   " in text
+    assert f"| Driver time | {driver_time}, from sending the prompt to completion " in markdown
+
+    # What a new user points the command at: the result.json the log names, the state folder.
+    beside = _run_report(folder / "result.json")
+    assert (beside.returncode, beside.stdout) == (0, text)
+    assert "is the driver's result file; reporting the events file beside it" in beside.stderr
+    state = _run_report(folder.parent)
+    assert (state.returncode, state.stdout) == (0, text)
+    assert f"reporting its only session, {folder.name} (events.jsonl modified " in state.stderr
 
 
 def _report_command() -> tuple[str, ...]:

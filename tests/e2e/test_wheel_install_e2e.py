@@ -244,10 +244,26 @@ def test_the_demo_runs_from_the_wheel_with_copilot_on_path(
     demo = _run([installed.bin("python"), "-m", "copilot_driver.testing.demo"], env, tmp_path)
 
     assert demo.returncode == 0, demo.stdout + demo.stderr
-    assert "I was not allowed to delete notes.txt, so it is still there." in demo.stdout
+    assert "I asked to delete notes.txt" in demo.stdout
     assert "--- exit status: 0 ---" in demo.stdout
     assert "notes.txt still there: True" in demo.stdout
     assert "permission.denied" in demo.stderr
+    # It ends with what to try next, the report's command on the session it made.
+    session = next((tmp_path / "demo-output" / "session-state").iterdir())
+    assert f"copilot-driver-report {session} --format markdown" in demo.stdout
+    report = _run(
+        [installed.bin("copilot-driver-report"), str(session), "--format", "markdown"],
+        env,
+        tmp_path,
+    )
+    assert report.returncode == 0, report.stderr
+    assert "rm notes.txt" in report.stdout
+
+    allowed = {**env, "DEMO_ALLOW": "shell(ls:*) shell(rm:*) read"}
+    allowed["DEMO_OUTPUT"] = str(tmp_path / "demo-allowed")
+    again = _run([installed.bin("python"), "-m", "copilot_driver.testing.demo"], allowed, tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "notes.txt still there: False" in again.stdout, "the policy let the rm through"
 
 
 @pytest.fixture

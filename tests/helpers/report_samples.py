@@ -35,9 +35,9 @@ CALL_LINE = re.compile(
 TASK_LINE = re.compile(
     r"^    (?P<label>[^:]+) :(?P<tag>done|crit|active), t(?P<n>\d+), (?P<start>\d+), (?P<end>\d+)$"
 )
-CHART_HEADER = 5
-"""Lines before the first section of a gantt chart: gantt, title, dateFormat,
-axisFormat, todayMarker."""
+CHART_HEADER = 7
+"""Lines before the first tool call's section of a gantt chart: gantt, title,
+dateFormat, axisFormat, todayMarker, and the session's own section and bar."""
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 
 

@@ -7,6 +7,7 @@ check, before the SDK is imported; the harness's end before any sidecar starts.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -20,13 +21,16 @@ import copilot_driver
 from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
 from copilot_driver.driver.catalog import EXAMPLE as CATALOG_EXAMPLE
 from copilot_driver.driver.contract import EXAMPLE as CONTRACT_EXAMPLE
+from copilot_driver.gh_aw import write_driver_file
 from copilot_driver.permissions.config import EXPLICIT_EXAMPLE
+from copilot_driver.testing.fixtures import missing_component
 
 TOKEN = "conn-token-SECRET-41c9e2"
 API_KEY = "provider-key-SECRET-7d03b5"
 GITHUB_TOKEN = "ghp_SECRET0123456789abcdefABCDEF012345"
 SECRETS = (TOKEN, API_KEY, GITHUB_TOKEN)
 INSTALL = f"npm install -g @github/copilot@{RECOMMENDED_CLI_VERSION}"
+SRC = Path(copilot_driver.__file__).parents[1]
 
 
 @dataclass
@@ -38,6 +42,9 @@ class Run:
     says: list[str]
     cwd: Path | None = None
     never_says: list[str] = field(default_factory=list)
+    exit_code: int = 2
+    error_lines: int = 1
+    """How many ` error: ` lines: one a mistake, unless the mistake leaves two variables out."""
 
 
 def driver(tmp: Path, says: list[str], **variables: str) -> Run:
@@ -47,6 +54,7 @@ def driver(tmp: Path, says: list[str], **variables: str) -> Run:
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp),
+        "PYTHONPATH": str(SRC),  # the code under test, installed or not
         "GH_AW_PROMPT": str(prompt),
         "COPILOT_SDK_URI": "127.0.0.1:3002",
         "COPILOT_CONNECTION_TOKEN": TOKEN,
@@ -63,9 +71,30 @@ def harness(tmp: Path, says: list[str], *args: str, **variables: str) -> Run:
     """`python -m copilot_driver.harness` with a minimal environment (no copilot on PATH)."""
     empty = tmp / "empty-bin"
     empty.mkdir(exist_ok=True)
-    env = {"PATH": str(empty), "HOME": str(tmp), "COPILOT_GITHUB_TOKEN": GITHUB_TOKEN}
+    env = {
+        "PATH": str(empty),
+        "HOME": str(tmp),
+        "PYTHONPATH": str(SRC),
+        "COPILOT_GITHUB_TOKEN": GITHUB_TOKEN,
+    }
     argv = [sys.executable, "-m", "copilot_driver.harness", *args]
     return Run(argv, {**env, **variables}, says)
+
+
+def harness_without_a_token(tmp: Path, says: list[str], *args: str, **variables: str) -> Run:
+    """The harness with a Copilot CLI it finds (a stand-in that never answers), and no
+    GitHub token at all."""
+    run = harness(tmp, says, *args, COPILOT_CLI_PATH=str(_stand_in_cli(tmp)), **variables)
+    del run.env["COPILOT_GITHUB_TOKEN"]
+    return run
+
+
+def _stand_in_cli(tmp: Path) -> Path:
+    binary = tmp / "stand-in" / "copilot"
+    binary.parent.mkdir(exist_ok=True)
+    binary.write_text("#!/bin/sh\nexec /bin/sleep 30\n", encoding="utf-8")
+    binary.chmod(0o755)
+    return binary
 
 
 # -- the prompt ---------------------------------------------------------------------------
@@ -255,6 +284,112 @@ def copilot_binary_that_is_not_executable(tmp: Path) -> Run:
     )
 
 
+# -- the GitHub token ---------------------------------------------------------------------
+
+ACCEPTED = [
+    'a fine-grained personal access token with the "Copilot Requests" permission',
+    "an OAuth token from `gh auth login` or `copilot login`",
+    "it refuses classic personal access tokens (ghp_...)",
+]
+
+EXPORT = (
+    "`export COPILOT_GITHUB_TOKEN=$(gh auth token)` (after `gh auth login`), "
+    "or `export COPILOT_GITHUB_TOKEN=<a token you created>`"
+)
+
+
+def no_github_token_on_a_terminal(tmp: Path) -> Run:
+    run = harness_without_a_token(
+        tmp,
+        [
+            "no credential for the Copilot CLI: COPILOT_GITHUB_TOKEN is not set",
+            EXPORT,
+            *ACCEPTED,
+        ],
+    )
+    run.never_says = ["secrets.", "pull_request_target", "fork"]
+    return run
+
+
+def no_github_token_in_github_actions(tmp: Path) -> Run:
+    return harness_without_a_token(
+        tmp,
+        [
+            "no credential for the Copilot CLI: COPILOT_GITHUB_TOKEN is not set",
+            "`env: COPILOT_GITHUB_TOKEN: ${{ secrets.COPILOT_GITHUB_TOKEN }}`",
+            "`pull_request_target`",
+            *ACCEPTED,
+        ],
+        GITHUB_ACTIONS="true",
+    )
+
+
+# -- running the parts by hand ------------------------------------------------------------
+
+
+def driver_run_without_the_harness(tmp: Path) -> Run:
+    run = driver(tmp, [])
+    for name in ("COPILOT_SDK_URI", "COPILOT_CONNECTION_TOKEN"):
+        del run.env[name]
+    run.says = [
+        "COPILOT_SDK_URI is not set: ",
+        "a Copilot CLI sidecar, which copilot-driver-harness starts for you",
+        "(and sets this and COPILOT_CONNECTION_TOKEN)",
+        "run `copilot-driver-harness prompt.md`",
+    ]
+    run.error_lines = 2  # and COPILOT_CONNECTION_TOKEN is not set, which the harness passes
+    return run
+
+
+def harness_given_a_prompt_file_that_does_not_exist(tmp: Path) -> Run:
+    return harness(
+        tmp,
+        [f"the prompt file task.md does not exist (tried {tmp / 'task.md'})"],
+        "task.md",
+    )
+
+
+def harness_given_two_prompt_files(tmp: Path) -> Run:
+    for name in ("a.md", "b.md"):
+        (tmp / name).write_text("Say hello.\n", encoding="utf-8")
+    return harness(
+        tmp,
+        [
+            "unrecognized arguments: b.md: give one PROMPT_FILE at most",
+            "a driver command after `--`",
+        ],
+        "a.md",
+        "b.md",
+    )
+
+
+def gh_aw_driver_file_without_the_package(tmp: Path) -> Run:
+    """gh-aw runs the file with its own python3: here one that cannot import the package
+    (-I: no PYTHONPATH, no user site; -S: no site-packages)."""
+    path = tmp / ".github" / "drivers" / "copilot-driver.py"
+    write_driver_file(path)
+    return Run(
+        [sys.executable, "-S", "-I", str(path), "/usr/local/bin/copilot"],
+        {"PATH": "/usr/bin:/bin", "HOME": str(tmp), "COPILOT_GITHUB_TOKEN": GITHUB_TOKEN},
+        [
+            "cannot import copilot_driver (PYTHONPATH='')",
+            'pip install --target "$GITHUB_WORKSPACE/.copilot-driver/python" '
+            '"copilot-driver @ git+https://github.com/<owner>/copilot-driver@<ref>"',
+            "engine.env.PYTHONPATH: ${{ github.workspace }}/.copilot-driver/python",
+        ],
+        never_says=["Traceback"],
+    )
+
+
+def adapters_run_without_their_extra(tmp: Path) -> Run:
+    command = ["run", "--kind", "copilot-cli", "--workspace", str(tmp), "--prompt", "Say hi."]
+    return Run(
+        [sys.executable, "-S", "-m", "copilot_driver.adapters", *command],
+        {"PATH": "/usr/bin:/bin", "HOME": str(tmp), "PYTHONPATH": str(SRC)},
+        ["the adapters need PyYAML, httpx-sse", "pip install 'copilot-driver[adapters]'"],
+    )
+
+
 # -- the report ---------------------------------------------------------------------------
 
 
@@ -265,7 +400,10 @@ def report_given_a_session_folder_without_its_events_file(tmp: Path) -> Run:
     return Run(
         argv,
         {"PATH": "/usr/bin:/bin", "HOME": str(tmp), "COPILOT_CONNECTION_TOKEN": TOKEN},
-        [f"is a folder without events.jsonl (expected {folder / 'events.jsonl'})"],
+        [
+            "is a folder without events.jsonl and without session folders holding one "
+            f"(expected {folder / 'events.jsonl'} or {folder / '<sessionId>' / 'events.jsonl'})"
+        ],
         never_says=["Is a directory"],
     )
 
@@ -286,6 +424,13 @@ CASES: list[Callable[[Path], Run]] = [
     copilot_path_that_does_not_exist,
     copilot_cli_path_set_to_its_directory,
     copilot_binary_that_is_not_executable,
+    no_github_token_on_a_terminal,
+    no_github_token_in_github_actions,
+    driver_run_without_the_harness,
+    harness_given_a_prompt_file_that_does_not_exist,
+    harness_given_two_prompt_files,
+    gh_aw_driver_file_without_the_package,
+    adapters_run_without_their_extra,
     report_given_a_session_folder_without_its_events_file,
 ]
 
@@ -303,9 +448,9 @@ def test_the_message_names_the_fix(case: Callable[[Path], Run], tmp_path: Path) 
         check=False,
     )
     output = ended.stdout + ended.stderr
-    assert ended.returncode == 2, output
+    assert ended.returncode == run.exit_code, output
     errors = [line for line in ended.stderr.splitlines() if " error: " in line]
-    assert len(errors) == 1, output  # the mistake, and nothing else
+    assert len(errors) == run.error_lines, output  # the mistake, and nothing else
     for fragment in run.says:
         assert fragment in errors[0], errors[0]
     for fragment in run.never_says:
@@ -313,3 +458,116 @@ def test_the_message_names_the_fix(case: Callable[[Path], Run], tmp_path: Path) 
     for secret in SECRETS:
         assert secret not in output
     assert ended.stdout == ""
+
+
+# -- what a new user runs first, that must work ----------------------------------------------
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_the_harness_help_shows_its_forms_and_main_variables(tmp_path: Path) -> None:
+    run = harness(tmp_path, [], "--help")
+    ended = _run(run.argv, run.env, tmp_path)
+    assert ended.returncode == 0, ended.stderr
+    usage = ended.stdout
+    assert usage.startswith(
+        "usage: copilot-driver-harness [OPTIONS] [PROMPT_FILE] [-- DRIVER [ARG ...]]\n"
+    )
+    assert "copilot-driver-harness prompt.md\n" in usage
+    assert "copilot-driver-harness prompt.md -- python3 .github/drivers/copilot-driver.py" in usage
+    for name in ("GH_AW_PROMPT", "COPILOT_MODEL", "COPILOT_GITHUB_TOKEN", "COPILOT_CLI_PATH"):
+        assert f"\n  {name} " in usage or f" {name}" in usage, name
+    assert '"Copilot Requests" permission' in usage
+
+
+@pytest.mark.parametrize("asked", [["--help"], ["-h"], ["--version"], ["run", "--help"]])
+def test_the_adapters_answer_help_without_their_extra(tmp_path: Path, asked: list[str]) -> None:
+    """-S: no site-packages, so neither PyYAML nor httpx-sse (the extra) can be imported."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(SRC)}
+    probe = _run([sys.executable, "-S", "-c", "import yaml"], env, tmp_path)
+    assert "ModuleNotFoundError" in probe.stderr  # the extra is really missing
+    ended = _run([sys.executable, "-S", "-m", "copilot_driver.adapters", *asked], env, tmp_path)
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stderr == ""
+    if asked == ["--version"]:
+        assert ended.stdout == f"python -m copilot_driver.adapters {copilot_driver.__version__}\n"
+    elif asked[0] != "run":
+        assert "`run` needs the adapters' extra: " in ended.stdout
+        assert "pip install 'copilot-driver[adapters]'" in ended.stdout
+
+
+# -- the harness, given what the driver said and what the CLI refused ------------------------
+
+
+def test_a_configuration_error_is_said_once_with_its_fix(tmp_path: Path) -> None:
+    """`copilot-driver-harness prompt.md` reaches the driver with GH_AW_PROMPT set to it:
+    the driver's only complaint is the model left out (the stand-in sidecar never
+    answers), said once, then the harness's fix."""
+    (tmp_path / "prompt.md").write_text("Say hello.\n", encoding="utf-8")
+    run = harness(
+        tmp_path,
+        [],
+        "prompt.md",
+        "--sandbox",
+        "off",
+        COPILOT_CLI_PATH=str(_stand_in_cli(tmp_path)),
+        GH_AW_SESSION_STATE_BASE_DIR=str(tmp_path / "state"),
+    )
+    ended = _run(run.argv, run.env, tmp_path)
+    assert ended.returncode == 2, ended.stderr
+    said = [line for line in ended.stderr.splitlines() if "COPILOT_MODEL is not set" in line]
+    assert said == [
+        "[copilot-sdk-driver] error: COPILOT_MODEL is not set: set it to the model name "
+        "(e.g. gpt-4.1)"
+    ], ended.stderr
+    assert "variables named above" not in ended.stderr
+    assert "GH_AW_PROMPT" not in ended.stderr
+    assert GITHUB_TOKEN not in ended.stderr + ended.stdout
+    assert ended.stderr.rstrip("\n").endswith(
+        "[copilot-driver-harness] how to fix: `python -m copilot_driver --help` lists every "
+        "variable the driver reads"
+    )
+
+
+def _real_cli() -> str:
+    path = os.environ.get("COPILOT_CLI_PATH", "")
+    if not path or not os.access(path, os.X_OK):
+        missing_component("the Copilot CLI", FileNotFoundError(f"COPILOT_CLI_PATH={path!r}"))
+    return path
+
+
+def test_a_token_the_cli_refuses_is_not_told_to_be_set(tmp_path: Path) -> None:
+    """The real Copilot CLI, given a classic token: it answers "No GitHub OAuth token or
+    Copilot HMAC key provided"; the fix names what is wrong with the token that is set."""
+    (tmp_path / "prompt.md").write_text("Say hello.\n", encoding="utf-8")
+    cache = (
+        {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} if "XDG_CACHE_HOME" in os.environ else {}
+    )
+    run = harness(
+        tmp_path,
+        [],
+        "prompt.md",
+        "--sandbox",
+        "off",
+        "--retries",
+        "0",
+        COPILOT_CLI_PATH=_real_cli(),
+        COPILOT_MODEL="gpt-4.1",
+        GH_AW_SESSION_STATE_BASE_DIR=str(tmp_path / "state"),
+        **cache,
+    )
+    ended = _run(run.argv, run.env, tmp_path)
+    assert ended.returncode == 1, ended.stderr
+    assert "No GitHub OAuth token or Copilot HMAC key provided" in ended.stderr
+    fixes = [line for line in ended.stderr.splitlines() if " how to fix: " in line]
+    assert len(fixes) == 1, ended.stderr
+    assert (
+        "how to fix: COPILOT_GITHUB_TOKEN holds a classic personal access token (ghp_...), "
+        "which the Copilot CLI refuses; set COPILOT_GITHUB_TOKEN again with a token it accepts"
+    ) in fixes[0]
+    assert "if none is set" not in fixes[0]
+    assert GITHUB_TOKEN not in ended.stderr + ended.stdout

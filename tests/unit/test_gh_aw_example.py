@@ -40,7 +40,7 @@ def test_the_install_step_puts_the_package_on_the_drivers_python_path() -> None:
     matter = front_matter()
     target = "${GITHUB_WORKSPACE}/.copilot-driver/python"
     (step,) = matter["steps"]
-    assert f'--target "{target}" copilot-driver' in step["run"]
+    assert f'--target "{target}" "copilot-driver @ git+https://github.com/' in step["run"]
     python_path = matter["engine"]["env"]["PYTHONPATH"]
     assert python_path == "${{ github.workspace }}/.copilot-driver/python"
 

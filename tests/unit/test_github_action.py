@@ -230,7 +230,7 @@ def test_the_example_uses_the_local_action_as_declared() -> None:
     }
     assert read <= set(ACTION["outputs"])
     assert agent["with"]["copilot-token"] == "${{ secrets.COPILOT_GITHUB_TOKEN }}"
-    assert "uses: <owner>/copilot-driver@v1" in text
+    assert "uses: <owner>/copilot-driver@<ref>" in text
     for rule in parse_rule_list(agent["with"]["allowed-tools"], "allowed-tools"):
         assert rule.startswith(("read", "shell("))
     assert harness_arguments("true", agent["with"]["allowed-domains"], "") == [

@@ -50,11 +50,15 @@ class _RedactingFormatter(logging.Formatter):
         return self._redactor.text(super().format(record))
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(missing: str | None = None) -> argparse.ArgumentParser:
+    """The command line; `missing`: what the adapters' extra lacks, said in --help."""
+    epilog = __doc__.split("\n\n", 1)[1] if __doc__ else ""
+    if missing is not None:
+        epilog += f"\n`run` needs the adapters' extra: {missing}\n"
     parser = argparse.ArgumentParser(
         prog="python -m copilot_driver.adapters",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -75,14 +79,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = _parser()
-    if arguments[:1] == ["--version"]:  # answered with or without the extra (exits)
-        parser.parse_args(arguments)
     missing = missing_extra()
-    if missing is not None:
+    parser = _parser(missing)
+    args = parser.parse_args(arguments)  # --help and --version answer without the extra
+    if missing is not None:  # only a session needs it
         sys.stderr.write(f"copilot-driver adapters: error: {missing}\n")
         return AdapterExitCode.USAGE
-    args = parser.parse_args(arguments)
     redactor = Redactor(secrets_in(os.environ, ADAPTER_SECRETS))
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_RedactingFormatter(redactor))

@@ -394,7 +394,9 @@ class Lifecycle:
             )
             if self.config.github_actions:
                 github_actions_warning(
-                    "Copilot tool permission rule matches no request",
+                    "Copilot tool permission rule matches only its own text"
+                    if problem.literal
+                    else "Copilot tool permission rule matches no request",
                     self.redactor.text(problem.describe()),
                 )
         for grant in self.policy.code_execution_grants:

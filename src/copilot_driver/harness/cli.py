@@ -1,5 +1,4 @@
-"""`copilot-driver-harness [--copilot PATH] [--sandbox workspace|off] [--allow-domain HOST]
-[--pass-env NAME] [-- DRIVER ...]`."""
+"""`copilot-driver-harness [OPTIONS] [PROMPT_FILE] [-- DRIVER [ARG ...]]`."""
 
 from __future__ import annotations
 
@@ -7,13 +6,22 @@ import argparse
 import os
 import re
 import sys
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
 from typing import NoReturn
 
 from copilot_driver import __version__
+from copilot_driver import env as contract
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.retry import RetryPolicy
 from copilot_driver.harness.run import Harness, HarnessOptions
 from copilot_driver.harness.sandbox import SandboxSettings
+
+PROG = "copilot-driver-harness"
+USAGE = f"""\
+{PROG} [OPTIONS] [PROMPT_FILE] [-- DRIVER [ARG ...]]
+       e.g. COPILOT_MODEL=gpt-4.1 COPILOT_GITHUB_TOKEN=$(gh auth token) {PROG} prompt.md"""
 
 DESCRIPTION = """\
 Start the Copilot CLI sidecar with a fresh connection token, run the driver in
@@ -44,6 +52,44 @@ found, the sandbox cannot be set up; 4 the sidecar could not start; 5 the
 sidecar died while the driver was running.
 """
 
+_MAIN_VARIABLES = (
+    (contract.MODEL.name, "the model, e.g. gpt-4.1"),
+    (
+        contract.PLATFORM_TOKENS[0],
+        f"the Copilot CLI's GitHub token (or {contract.PLATFORM_TOKENS[1]}, "
+        f"{contract.PLATFORM_TOKENS[2]}): a fine-grained personal access token with the "
+        '"Copilot Requests" permission, or `gh auth token`; only the sidecar sees it',
+    ),
+    (
+        contract.PROVIDER_BASE_URL.name,
+        f"a bring-your-own-model provider instead (its key: {contract.PROVIDER_API_KEY.name})",
+    ),
+    ("COPILOT_CLI_PATH", "the Copilot CLI binary, when no --copilot (else `copilot` on PATH)"),
+    (contract.SESSION_STATE_BASE_DIR.name, "the folder of the events file and the sidecar's log"),
+    (contract.TIMEOUT_MINUTES, "the job's timeout: no retry past it"),
+    ("GITHUB_ACTIONS=true", "write the step outputs, the step summary and annotations"),
+)
+
+
+def _epilog() -> str:
+    rows = []
+    for name, text in _MAIN_VARIABLES:
+        lines = textwrap.wrap(text, 50)
+        first = f"  {name:<27}{lines[0]}" if len(name) < 27 else f"  {name}\n{' ' * 29}{lines[0]}"
+        rows.append("\n".join([first, *(" " * 29 + line for line in lines[1:])]))
+    return (
+        f"the prompt: PROMPT_FILE, else the file {contract.PROMPT.name} names.\n\n"
+        "the main variables (`python -m copilot_driver --help` lists all the driver reads):\n"
+        + "\n".join(rows)
+        + f"""
+
+examples:
+  {PROG} prompt.md
+  {contract.PROMPT.name}=prompt.md {PROG} --sandbox off
+  {PROG} prompt.md -- python3 .github/drivers/copilot-driver.py
+"""
+    )
+
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
@@ -57,9 +103,17 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write("[copilot-driver-harness] error: no driver command after `--`\n")
             return ExitCode.CONFIG
     parser = _OneLineErrors(
-        prog="copilot-driver-harness",
+        prog=PROG,
+        usage=USAGE,
         description=DESCRIPTION,
+        epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "prompt",
+        nargs="?",
+        metavar="PROMPT_FILE",
+        help=f"the prompt file (default: the one {contract.PROMPT.name} names)",
     )
     parser.add_argument("--copilot", metavar="PATH", help="the Copilot CLI binary")
     parser.add_argument("--port", type=_port, help="sidecar port on 127.0.0.1 (default: any)")
@@ -114,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
         options = parser.parse_args(args)
     except SystemExit as exit_request:  # --help (0) or a usage error (2)
         return ExitCode.CONFIG if exit_request.code else 0
+    try:
+        env = _with_prompt(os.environ, options.prompt)
+    except ValueError as error:
+        sys.stderr.write(f"{PROG}: error: {error}\n")
+        return ExitCode.CONFIG
     harness = Harness(
         HarnessOptions(
             options.copilot,
@@ -128,15 +187,33 @@ def main(argv: list[str] | None = None) -> int:
                 pass_env=tuple(dict.fromkeys(options.pass_env)),
             ),
         ),
-        os.environ,
+        env,
     )
     return harness.run()
+
+
+def _with_prompt(env: Mapping[str, str], prompt: str | None) -> Mapping[str, str]:
+    """The environment the run sees: PROMPT_FILE, when given, is its GH_AW_PROMPT (made
+    absolute, so a driver in another folder finds it too)."""
+    if prompt is None:
+        return env
+    path = Path(prompt)
+    if not path.is_file():
+        where = f" (tried {path.absolute()})" if not path.is_absolute() else ""
+        what = "is not a file" if path.exists() else "does not exist"
+        raise ValueError(f"the prompt file {prompt} {what}{where}")
+    return {**env, contract.PROMPT.name: str(path.absolute())}
 
 
 class _OneLineErrors(argparse.ArgumentParser):
     """A usage error is one line that says what is wrong and where the options are."""
 
     def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments"):
+            message += (
+                f": give one PROMPT_FILE at most, and a driver command after `--` "
+                f"(`{self.prog} prompt.md -- python3 driver.py`)"
+            )
         self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
 
 

@@ -17,12 +17,57 @@ A usable credential is any of:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from copilot_driver import env as contract
 
 SECRET_NAME = contract.PLATFORM_TOKENS[0]
 """The secret the docs and the examples use (`COPILOT_GITHUB_TOKEN`)."""
+
+CLASSIC_PREFIX = "ghp_"
+ACCEPTED_TOKENS = (
+    'the Copilot CLI accepts a fine-grained personal access token with the "Copilot Requests" '
+    "permission, or an OAuth token from `gh auth login` or `copilot login`; it refuses classic "
+    f"personal access tokens ({CLASSIC_PREFIX}...)"
+)
+"""Which GitHub tokens the Copilot CLI takes (its documentation's "Supported token types")."""
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """What the environment holds for the Copilot CLI's GitHub login: names, never values."""
+
+    present: tuple[str, ...] = ()
+    """The platform token variables set and not blank, in the CLI's order of precedence."""
+    classic: tuple[str, ...] = ()
+    """Those of them that hold a classic personal access token (`ghp_`)."""
+    in_actions: bool = False
+    """GitHub Actions (`GITHUB_ACTIONS=true`): the fix is a repository secret."""
+
+
+def tokens_of(env: Mapping[str, str]) -> Tokens:
+    """The facts `outcome.explain` needs about the environment's GitHub tokens."""
+    present = tuple(name for name in contract.PLATFORM_TOKENS if env.get(name, "").strip())
+    return Tokens(
+        present,
+        tuple(name for name in present if env[name].strip().startswith(CLASSIC_PREFIX)),
+        in_actions=env.get("GITHUB_ACTIONS", "").strip().lower() == "true",
+    )
+
+
+def how_to_set_a_token(in_actions: bool) -> str:
+    """Where a token comes from: a secret in Actions, `gh auth token` on a terminal."""
+    if in_actions:
+        return (
+            f"set {SECRET_NAME} from a secret, e.g. `env: {SECRET_NAME}: "
+            f"${{{{ secrets.{SECRET_NAME} }}}}` (check the secret's name in the repository or "
+            "organisation settings)"
+        )
+    return (
+        f"`export {SECRET_NAME}=$(gh auth token)` (after `gh auth login`), or "
+        f"`export {SECRET_NAME}=<a token you created>`"
+    )
 
 
 def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> str | None:
@@ -50,14 +95,19 @@ def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> st
         if blank
         else f"{SECRET_NAME} is not set"
     )
-    return (
+    start = (
         f"no credential for the Copilot CLI: {said}, and no bring-your-own-model provider "
-        f"({contract.PROVIDER_BASE_URL.name}) is configured. Set {SECRET_NAME} to a token with "
-        f"Copilot access, e.g. `env: {SECRET_NAME}: ${{{{ secrets.{SECRET_NAME} }}}}` (check "
-        "the secret's name in the repository or organisation settings). In a pull request "
-        "from a fork, GitHub passes no secrets: run the workflow on `pull_request_target` "
-        "with care, or only on branches of this repository."
+        f"({contract.PROVIDER_BASE_URL.name}) is configured. "
     )
+    if env.get("GITHUB_ACTIONS", "").strip().lower() == "true":
+        return (
+            f"{start}Set {SECRET_NAME} to a token with Copilot access: "
+            f"{how_to_set_a_token(True)}; {ACCEPTED_TOKENS}. In a pull request from a fork, "
+            "GitHub passes no secrets: run the workflow on `pull_request_target` with care, "
+            "or only on branches of this repository."
+        )
+    login = "" if sandboxed else ", or run `copilot login` once"
+    return f"{start}Set one: {how_to_set_a_token(False)}{login}; {ACCEPTED_TOKENS}."
 
 
 def _stored_login(env: Mapping[str, str]) -> bool:

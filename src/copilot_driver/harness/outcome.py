@@ -14,6 +14,14 @@ from enum import StrEnum
 
 from copilot_driver import env as contract
 from copilot_driver.exit_codes import ExitCode
+from copilot_driver.harness.credentials import (
+    ACCEPTED_TOKENS,
+    Tokens,
+    how_to_set_a_token,
+)
+from copilot_driver.harness.credentials import (
+    CLASSIC_PREFIX as _CLASSIC,
+)
 
 
 class HarnessErrorKind(StrEnum):
@@ -43,7 +51,7 @@ _BY_KIND: dict[str, Explanation] = {
     "sandbox_unavailable": Explanation("The OS sandbox cannot be set up here", None),
     "config": Explanation(
         "The run's configuration is invalid",
-        "fix the variables named above (`python -m copilot_driver --help` lists them)",
+        "`python -m copilot_driver --help` lists every variable the driver reads",
     ),
     "sidecar_start_failed": Explanation(
         "The Copilot CLI sidecar could not start",
@@ -86,13 +94,25 @@ _BY_KIND: dict[str, Explanation] = {
 _MISSING_TOKEN_TEXT = ("No GitHub OAuth token", "No authentication information found")
 
 
-def explain(exit_code: int, error_kind: str | None, message: str | None) -> Explanation:
-    """The title and the fix for a run that ended with `exit_code` (not 0)."""
+_CONFIG_UNSAID = Explanation(
+    "The run's configuration is invalid",
+    "the driver exited 2 (a configuration error) without saying why: see its log above "
+    "(`python -m copilot_driver --help` lists the variables it reads)",
+)
+"""A configuration error no message explains (another driver's, or a crash)."""
+
+
+def explain(
+    exit_code: int, error_kind: str | None, message: str | None, *, tokens: Tokens | None = None
+) -> Explanation:
+    """The title and the fix for a run that ended with `exit_code` (not 0). `tokens`:
+    the environment's GitHub tokens (`credentials.tokens_of`), None when not known."""
     if message and any(text in message for text in _MISSING_TOKEN_TEXT):
-        return Explanation(
-            "No credential for the Copilot CLI",
-            f"set {contract.PLATFORM_TOKENS[0]} from a repository or organisation secret",
-        )
+        return _no_usable_token(tokens)
+    if error_kind == HarnessErrorKind.CONFIG or (
+        error_kind is None and exit_code == ExitCode.CONFIG
+    ):
+        return _BY_KIND["config"] if message else _CONFIG_UNSAID
     if error_kind in _BY_KIND:
         return _BY_KIND[error_kind]
     if error_kind in ("auth_failed", "auth_not_configured", "auth_required"):
@@ -106,5 +126,40 @@ def explain(exit_code: int, error_kind: str | None, message: str | None) -> Expl
             "the CLI's output is in sidecar.log beside the events file; rerun the job",
         )
     if exit_code == ExitCode.CONFIG:
-        return _BY_KIND["config"]
+        return _BY_KIND["config"] if message else _CONFIG_UNSAID
     return Explanation(f"The driver failed (exit status {exit_code})", "see the driver's log above")
+
+
+def _no_usable_token(tokens: Tokens | None) -> Explanation:
+    """The CLI had no GitHub login it could use: say what is known of the environment's."""
+    names = " or ".join(contract.PLATFORM_TOKENS)
+    if tokens is None:
+        return Explanation(
+            "No credential for the Copilot CLI",
+            f"if {names} is set, the Copilot CLI refused it (a classic token, an expired or "
+            "revoked one, an account without Copilot access) or could not reach GitHub; if "
+            f"none is set, set {contract.PLATFORM_TOKENS[0]}; {ACCEPTED_TOKENS}",
+        )
+    if not tokens.present:
+        return Explanation(
+            "No credential for the Copilot CLI",
+            f"none of {names} is set (and no stored login the CLI could use): "
+            f"{how_to_set_a_token(tokens.in_actions)}; {ACCEPTED_TOKENS}",
+        )
+    used = tokens.present[0]  # the CLI takes the first in this order
+    if used in tokens.classic:
+        why = (
+            f"{used} holds a classic personal access token ({_CLASSIC}...), which the "
+            "Copilot CLI refuses"
+        )
+    else:
+        why = (
+            f"{used} is set, but the Copilot CLI could not use it: it may have expired or "
+            'been revoked, lack Copilot access (the "Copilot Requests" permission, a Copilot '
+            "seat), or GitHub was unreachable from the CLI (a proxy or firewall)"
+        )
+    where = "replace the secret's value" if tokens.in_actions else f"set {used} again"
+    return Explanation(
+        "The Copilot CLI could not use its GitHub token",
+        f"{why}; {where} with a token it accepts: {ACCEPTED_TOKENS}",
+    )

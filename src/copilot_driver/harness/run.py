@@ -48,7 +48,7 @@ from copilot_driver.env import (
     session_state_base_dir,
 )
 from copilot_driver.exit_codes import ExitCode, for_signal, from_returncode
-from copilot_driver.harness.credentials import credential_problem
+from copilot_driver.harness.credentials import credential_problem, tokens_of
 from copilot_driver.harness.environment import (
     driver_environment,
     new_connection_token,
@@ -56,6 +56,11 @@ from copilot_driver.harness.environment import (
     sidecar_environment,
 )
 from copilot_driver.harness.outcome import HarnessErrorKind, explain
+from copilot_driver.harness.policy_check import (
+    NO_POLICY_TITLE,
+    misspelt_variables,
+    unrestricted_policy,
+)
 from copilot_driver.harness.progress import Progress, StatusLine
 from copilot_driver.harness.retry import FailedTry, RetryPolicy, next_delay
 from copilot_driver.harness.sandbox import (
@@ -113,6 +118,8 @@ class Ending:
     exit_code: int
     error_kind: str | None = None
     message: str | None = None
+    shown: bool = False
+    """The message is the driver's own lines, already on stderr: only the fix is added."""
 
 
 @dataclass
@@ -182,6 +189,7 @@ class Harness:
         )
         if self.in_actions:  # first of all: the runner masks it in every later line
             self.status.write_raw(workflow_commands.add_mask(token))
+        self._warn_about_the_policy()
         base = self._state_base = session_state_base_dir(self.env, Path.cwd())
         try:
             base.mkdir(parents=True, exist_ok=True)
@@ -228,6 +236,19 @@ class Harness:
             if self._sandbox is not None:
                 for removed in self._sandbox.close():
                     self._say(f"warning: sandbox: {removed}")
+
+    def _warn_about_the_policy(self) -> None:
+        """Misspelt variables, and a run that approves every tool request (policy_check)."""
+        for sentence in misspelt_variables(self.env):
+            self._say(f"warning: {sentence}")
+        unrestricted = unrestricted_policy(self.env)
+        if unrestricted is None:
+            return
+        self._say(f"warning: {unrestricted}")
+        if self.in_actions:
+            self.status.write_raw(
+                workflow_commands.annotation("warning", NO_POLICY_TITLE, unrestricted)
+            )
 
     def _prepare_sandbox(self, binary: Path) -> Sandbox | None:
         """The sidecar's sandbox, or None with `--sandbox off` (said out loud)."""
@@ -344,7 +365,8 @@ class Harness:
             self._record_attempt(number, code, error_kind, cause, retry[0] if retry else None)
             if retry is None:
                 self.answer = output
-                return Ending(code, error_kind if code else None, cause)
+                shown = code == ExitCode.CONFIG and cause is not None  # its plain error lines
+                return Ending(code, error_kind if code else None, cause, shown=shown)
             delay, cause = retry
             self._say(
                 f"try {number} of {self.options.retry.tries} failed ({cause}); retrying in "
@@ -501,7 +523,12 @@ class Harness:
             self._say(f"sandbox: egress to {where} refused {count} time(s)")
         outcome = self._outcome(ending, sandbox)
         if outcome.message:
-            for line in outcome.message.splitlines():
+            lines = outcome.message.splitlines()
+            if ending.shown and not self.in_actions:
+                # The driver's lines are just above (in Actions they are folded in its log
+                # group, so they are said again there).
+                lines = [line for line in lines if line.startswith("how to fix: ")]
+            for line in lines:
                 self._say(line)
             if self.in_actions and outcome.title:
                 self.status.write_raw(
@@ -532,7 +559,9 @@ class Harness:
         title = message = None
         if ending.exit_code != ExitCode.OK:
             cause = self._redactor.text(ending.message or f"exit status {ending.exit_code}")
-            explanation = explain(ending.exit_code, ending.error_kind, ending.message)
+            explanation = explain(
+                ending.exit_code, ending.error_kind, ending.message, tokens=tokens_of(self.env)
+            )
             title, message = explanation.title, f"error: {cause}"
             if explanation.fix:
                 message += f"\nhow to fix: {explanation.fix}"

@@ -10,7 +10,12 @@ the fix is one edit away:
     web-fetch      a near miss of a permission name           -> web_fetch
     shell(git:*    an unbalanced parenthesis                  -> shell(git:*)
     shell()        an empty command                           -> shell(NAME:*)
+    shell(git*)    a glob where a name belongs                -> shell(git:*)
     shell(env:*)   a program no name rule covers (shell.py says why)
+
+and a rule that matches, but only literally: `shell(ls *)` is an exact rule
+(it has a space), so its `*` is no wildcard and it allows the line `ls *`
+as written, never `ls -la` (-> shell(ls:*)).
 
 Only near misses of the permission names are reported: any other word
 may be a custom tool or an MCP server the session really has.
@@ -39,17 +44,54 @@ tool names, which a rule never names (its permission kind does)."""
 _CALL = re.compile(r"(?P<name>[^()\s]+)\((?P<inside>.*)\)", re.DOTALL)
 
 
+_GLOB_AFTER_WORDS = re.compile(r"(?P<prefix>[^\s*?\[\]'\"]+(?:\s+[^\s*?\[\]'\"]+)*)\s*\*")
+"""`git*`, `git log*`, `ls *`: words, then a `*` meant as "any arguments"."""
+LITERAL_GLOB_REASON = (
+    "an exact rule (one with a space) is matched as written, and its `*` is no wildcard"
+)
+
+
 @dataclass(frozen=True)
 class RuleProblem:
     rule: str
     flag: str
-    """`--allow-tool` or `--deny-tool`: where the rule was given."""
+    """Where the rule was given: `--allow-tool`, `--deny-tool`, or `allowedTools in VAR`."""
     reason: str
     suggestion: str | None = None
+    literal: bool = False
+    """The rule does match, but only its own text (an exact rule with a glob in it)."""
 
     def describe(self) -> str:
-        text = f"the rule {self.rule} ({self.flag}) matches no request: {self.reason}"
+        if self.literal:
+            body = self.rule.removeprefix("shell(").removesuffix(")")
+            where = f"the rule {self.rule} ({self.flag})"
+            text = f"{where} matches only the line `{body}`: {self.reason}"
+        else:
+            text = f"the rule {self.rule} ({self.flag}) matches no request: {self.reason}"
         return f"{text}; did you mean {self.suggestion}?" if self.suggestion else text
+
+
+def allow_flag(source: str) -> str:
+    """How an author gave the allow rules of `source` (a variable's name, or "none")."""
+    if source in ("none", "GH_AW_COPILOT_SDK_SERVER_ARGS"):
+        return "--allow-tool"
+    return f"allowedTools in {source}"
+
+
+def prefix_rule_for(body: str) -> str | None:
+    """`shell(git:*)` for `git*`, `shell(git log:*)` for `git log*` or `git log *`."""
+    body = body.strip()
+    if body.endswith(":*"):  # already a prefix rule: its problem is elsewhere
+        return None
+    found = _GLOB_AFTER_WORDS.fullmatch(body)
+    return f"shell({found['prefix']}:*)" if found else None
+
+
+def literal_glob_problem(body: str, flag: str) -> RuleProblem:
+    """An exact `shell(...)` rule with a `*` in it: it allows only its own text."""
+    return RuleProblem(
+        f"shell({body})", flag, LITERAL_GLOB_REASON, prefix_rule_for(body), literal=True
+    )
 
 
 def rule_problems(rules: Iterable[str], flag: str) -> list[RuleProblem]:
@@ -59,7 +101,7 @@ def rule_problems(rules: Iterable[str], flag: str) -> list[RuleProblem]:
 
 def shell_rule_problem(body: str, reason: str, flag: str) -> RuleProblem:
     """A `shell(...)` rule that `shell.ShellRules` found unusable, with the fix if known."""
-    suggestion = "shell(NAME:*)" if not body.strip() else None
+    suggestion = "shell(NAME:*)" if not body.strip() else prefix_rule_for(body)
     return RuleProblem(f"shell({body})", flag, reason, suggestion)
 
 

@@ -32,7 +32,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from copilot_driver.formatting import shorten
-from copilot_driver.permissions.advice import RuleProblem, rule_problems, shell_rule_problem
+from copilot_driver.permissions.advice import (
+    RuleProblem,
+    allow_flag,
+    literal_glob_problem,
+    rule_problems,
+    shell_rule_problem,
+)
 from copilot_driver.permissions.bash import Command, ShellParseError, parse_command
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.grants import CodeGrant, code_execution_grants
@@ -92,13 +98,16 @@ class Policy:
     def rule_problems(self) -> tuple[RuleProblem, ...]:
         """Rules that can never match a request, with the rule probably meant (logged at
         start; they change no decision)."""
+        flag = allow_flag(self.config.source)
         shell = [
-            shell_rule_problem(body, reason, "--allow-tool")
+            shell_rule_problem(body, reason, flag)
             for body, reason in zip(self._shell.unusable, self._shell.unusable_reasons, strict=True)
         ]
+        literal = [literal_glob_problem(body, flag) for body in self._shell.literal_globs]
         return (
-            *rule_problems(self.config.allowed_tools, "--allow-tool"),
+            *rule_problems(self.config.allowed_tools, flag),
             *shell,
+            *literal,
             *rule_problems(self.config.denied_tools, "--deny-tool"),
         )
 

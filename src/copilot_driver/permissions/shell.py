@@ -65,6 +65,8 @@ class ShellRules:
     """Rules that can never match anything (reported at start)..."""
     unusable_reasons: tuple[str, ...] = ()
     """... and why, one for each."""
+    literal_globs: tuple[str, ...] = ()
+    """Exact rules with an unquoted glob character: they match only their own text."""
 
     @staticmethod
     def compile(rules: list[str]) -> ShellRules:
@@ -74,6 +76,7 @@ class ShellRules:
         lines: set[Line] = set()
         unusable: list[str] = []
         reasons: list[str] = []
+        literal_globs: list[str] = []
         for rule in rules:
             body = rule.strip()
             if not body:
@@ -82,6 +85,8 @@ class ShellRules:
                 continue
             if is_exact(body):
                 texts.add(body)
+                if _has_unquoted_glob(body):
+                    literal_globs.append(body)
                 with contextlib.suppress(ShellParseError):  # else matched by its text alone
                     lines.add(line_of(parse_command(body)))
                 continue
@@ -112,6 +117,7 @@ class ShellRules:
             frozenset(lines),
             tuple(unusable),
             tuple(reasons),
+            tuple(literal_globs),
         )
 
     def spells(self, text: str, commands: list[Command] | None) -> bool:
@@ -140,6 +146,19 @@ class ShellRules:
             if reason is not None:
                 return f"`{command.text}` is not covered by a name or prefix rule: {reason}"
         return None
+
+
+def _has_unquoted_glob(body: str) -> bool:
+    """A `*` or `?` outside quotes (an author's wildcard, not a quoted argument)."""
+    quote = ""
+    for char in body:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "*?":
+            return True
+    return False
 
 
 def is_exact(body: str) -> bool:

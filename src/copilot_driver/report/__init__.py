@@ -1,7 +1,8 @@
 """The run report: a session's events file rendered as a timeline people read.
 
-`python -m copilot_driver.report PATH [--format text|markdown]`, PATH being an
-events file or a session folder.
+`copilot-driver-report PATH [--format text|markdown]` (or `python -m
+copilot_driver.report`), PATH being an events file, a session folder, a file beside
+the events file (`result.json`), or a folder of sessions (the newest is reported).
 
 - It reads only the events file (spec 3.3), and the `result.json` and the
   harness's `sandbox.json` beside it, never the driver's logs or the SDK, so it
@@ -17,7 +18,7 @@ record and `result.json`, `sandbox` the harness's `sandbox.json`); `text` and
 `markdown` render it, sharing the phrases of `summary`, the markdown with a
 `gantt` chart and within `limits`;
 `step_summary` wraps the markdown in the harness's account of the whole run;
-`cli` is the command.
+`cli` is the command, and `resolve` finds the events file its PATH means.
 """
 
 from copilot_driver.report.limits import STEP_SUMMARY_LIMIT

@@ -7,9 +7,14 @@ the rest, all in time order.
 
 Time 0 is the session's start: `dateFormat x` reads milliseconds since it.
 Mermaid formats the axis in the viewer's time zone, so only zone-proof fields
-label it: `%s` (seconds since 0) and `%L` (milliseconds within the second).
-A clock field such as `%M` or `%H` would read 30 minutes off in India, and
-hours off nearly everywhere.
+label it: `%s` (seconds since 0) and `%L` (milliseconds within the second),
+followed by the unit. A clock field such as `%M` or `%H` would read 30 minutes
+off in India, and hours off nearly everywhere.
+
+Mermaid's axis spans only the tasks drawn, so a first bar, the whole session
+from 0 to its last event, makes the axis start at 0 and end where the session
+did. Mermaid has no legend for gantt charts: `LEGEND` is the line the markdown
+puts under the chart.
 """
 
 from __future__ import annotations
@@ -26,6 +31,16 @@ FAILED_BARS = 30
 _LABEL_CHARS = 48
 _SUBSECOND_AXIS_SPAN_MS = 60_000
 """Runs shorter than this get milliseconds on the axis; longer ones whole seconds."""
+SESSION_BAR = "whole session"
+"""The first bar's label: the session from its first event (0) to its last."""
+LEGEND = (
+    "Chart: seconds since the session's first event (0). Bars: the first, plain one is the "
+    "whole session (its first event to its last); grey (`done`) a tool call that succeeded; "
+    "red (`crit`) one that failed (a shell command that exited non-zero included) or was "
+    "denied; blue (`active`) one that never finished (`no result`). The tool calls table "
+    "above gives each call's outcome in words."
+)
+"""Colours as Mermaid's default theme draws them; the tags name them in any theme."""
 _MERMAID_UNSAFE = re.compile(r"[:;#`<>%\s]+")
 _MERMAID_STATEMENT = re.compile(
     r"(?:gantt|dateformat|axisformat|tickinterval|includes|excludes|todaymarker|weekday|weekend"
@@ -70,14 +85,19 @@ def gantt_chart(timeline: Timeline) -> Chart:
     origin = min(bar.start_ms for bar in bars)
     if timeline.start_ms is not None:
         origin = min(origin, timeline.start_ms)
-    span = max(bar.end_ms for bar in bars) - origin
-    axis = "%s.%L" if span < _SUBSECOND_AXIS_SPAN_MS else "%s"
+    last = max(bar.end_ms for bar in bars)
+    if timeline.end_ms is not None:
+        last = max(last, timeline.end_ms)
+    span = max(1, round(last - origin))
+    axis = "%s.%L s" if span < _SUBSECOND_AXIS_SPAN_MS else "%s s"
     lines = [
         "gantt",
-        "    title Tool calls, seconds since the session start",
+        "    title Tool calls, seconds since the session's first event",
         "    dateFormat x",
         f"    axisFormat {axis}",
         "    todayMarker off",
+        "    section Session",
+        f"    {SESSION_BAR} :s0, 0, {span}",
     ]
     section = None
     chosen = _chosen(bars)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from copilot_driver.report import summary
-from copilot_driver.report.gantt import gantt_chart
+from copilot_driver.report.gantt import LEGEND, gantt_chart
 from copilot_driver.report.limits import STEP_SUMMARY_LIMIT, clip, fit
 from copilot_driver.report.model import PermissionRecord, Timeline, ToolCallRecord
 from copilot_driver.report.sandbox import SandboxSummary
@@ -30,6 +30,8 @@ _WHAT_CHARS = 120
 _TOOL_CHARS = 40
 _NAME_CHARS = 200
 """Session ids, model names, file names, request summaries: short in practice."""
+TABLE_HEADER = "| Field | Value |"
+"""The header of the two-column tables (a summary's fields and their values)."""
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$])")
 _BACKTICKS = re.compile(r"`+")
 
@@ -104,7 +106,7 @@ def sandbox_section(sandbox: SandboxSummary | None) -> list[str]:
         rows.append(("Passed environment", _names(sandbox.passed_env, "variables")))
     if sandbox.egress_denied or not sandbox.off:
         rows.append(("Egress denied", summary.denied_phrase(sandbox)))
-    out = ["", "### Sandbox", "", "| | |", "|---|---|"]
+    out = ["", "### Sandbox", "", TABLE_HEADER, "|---|---|"]
     out += [f"| {name} | {value} |" for name, value in rows]
     denied = sandbox.egress_denied
     if denied:
@@ -138,6 +140,7 @@ def _summary_table(timeline: Timeline) -> list[str]:
         ("Model", cell(clip(timeline.model, _NAME_CHARS)) if timeline.model else None),
         ("Started", summary.clock(timeline.start_ms)),
         ("Time", summary.times_phrase(timeline)),
+        ("Driver time", _driver_time(timeline)),
         ("Turns", f"{len(timeline.turns)} ({counts['rounds']} model rounds)"),
         ("Tool calls", summary.calls_phrase(counts)),
         ("Permissions", summary.permissions_phrase(counts)),
@@ -147,9 +150,15 @@ def _summary_table(timeline: Timeline) -> list[str]:
         ("Exit code", cell(summary.exit_phrase(result)) if result else None),
         ("Error", cell(error) if result and (error := summary.error_text(result)) else None),
     ]
-    lines = ["| | |", "|---|---|"]
+    # A header row of empty cells renders as a blank bar on GitHub: say what the columns are.
+    lines = [TABLE_HEADER, "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in rows if value is not None]
     return lines
+
+
+def _driver_time(timeline: Timeline) -> str | None:
+    driver_time = summary.driver_time_phrase(timeline)
+    return f"{driver_time}, {summary.DRIVER_TIME_MEANING}" if driver_time else None
 
 
 def _usage_section(timeline: Timeline) -> list[str]:
@@ -273,7 +282,7 @@ def _chart_section(timeline: Timeline) -> list[str]:
         untimed = chart.calls - chart.timed
         notes.append(f"{untimed:,} tool call{'' if untimed == 1 else 's'} without a timestamp.")
     note = [" ".join(notes), ""] if notes else []
-    return ["", *note, "```mermaid", *chart.lines, "```"]
+    return ["", *note, "```mermaid", *chart.lines, "```", "", f"<sub>{LEGEND}</sub>"]
 
 
 def _more(total: int, shown: int, what: str) -> list[str]:
@@ -281,10 +290,11 @@ def _more(total: int, shown: int, what: str) -> list[str]:
 
 
 def _blockquote(answer: str) -> list[str]:
-    """The answer is the model's markdown: quoted as is, but not without bound."""
-    lines = answer.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    text = "\n".join(lines[:_ANSWER_LINES])
-    cut = len(lines) > _ANSWER_LINES or len(text) > _ANSWER_CHARS
-    lines = text[:_ANSWER_CHARS].split("\n")
-    quoted = [f"> {line}".rstrip() for line in lines]
-    return [*quoted, ">", "> _(shortened)_"] if cut else quoted
+    """The answer is the model's markdown: quoted as is, but not without bound; a cut
+    falls after a whole word, marked `…`, and says how much it left out."""
+    kept, left_out = summary.cut_text(answer, _ANSWER_LINES, _ANSWER_CHARS)
+    quoted = [f"> {line}".rstrip() for line in kept.split("\n")]
+    if not left_out:
+        return quoted
+    marker = f"{quoted[-1]} …" if quoted[-1] != ">" else "> …"
+    return [*quoted[:-1], marker, ">", f"> _(answer cut: {summary.cut_phrase(left_out)})_"]

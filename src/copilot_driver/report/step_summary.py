@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from copilot_driver.report import summary
 from copilot_driver.report.limits import STEP_SUMMARY_LIMIT, clip, fit
 from copilot_driver.report.markdown import (
+    TABLE_HEADER,
     cell,
     code,
     footer,
@@ -111,18 +112,20 @@ def _outcome_table(outcome: RunOutcome) -> list[str]:
         rows.append(("Error kind", code(clip(outcome.error_kind, _KIND_CHARS))))
     if len(outcome.attempts) > 1:
         rows.append(("Attempts", f"{len(outcome.attempts):,}"))
-    return ["", "| | |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)]
+    return ["", TABLE_HEADER, "|---|---|", *(f"| {name} | {value} |" for name, value in rows)]
 
 
 def _message(message: str | None) -> list[str]:
-    """The cause and the fix, quoted line by line; markdown in it shows as typed."""
+    """The cause and the fix, quoted line by line; markdown in it shows as typed. Cut, as
+    the answer is, after a whole word, saying how much is not shown."""
     if not message or not message.strip():
         return []
-    lines = message.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    text = "\n".join(lines[:_MESSAGE_LINES])
-    cut = len(lines) > _MESSAGE_LINES or len(text) > _MESSAGE_CHARS
-    quoted = [_quoted(line) for line in text[:_MESSAGE_CHARS].strip("\n").split("\n")]
-    return ["", *quoted, *([">", "> _(shortened)_"] if cut else [])]
+    kept, left_out = summary.cut_text(message.strip("\r\n"), _MESSAGE_LINES, _MESSAGE_CHARS)
+    quoted = [_quoted(line) for line in kept.split("\n")]
+    if not left_out:
+        return ["", *quoted]
+    note = f"> _(message cut: {summary.cut_phrase(left_out)})_"
+    return ["", *quoted[:-1], f"{quoted[-1]} …", ">", note]
 
 
 def _quoted(line: str) -> str:

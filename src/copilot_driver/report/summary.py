@@ -152,13 +152,49 @@ def tokens_phrase(model: ModelUsage) -> str:
 
 
 def times_phrase(timeline: Timeline) -> str:
-    """Wall time, and the model's and the tools' shares of it (parallel tools counted once)."""
+    """The events' span, and the model's and the tools' shares of it (parallel tools
+    counted once). Called `event span`, never `wall` or `lasted`: the driver logs a
+    `durationMs` measured between other points (`driver_time_phrase`)."""
     usage = timeline.usage
     model_ms = usage.api_duration_ms if usage else None
     return (
-        f"{duration(timeline.duration_ms)} wall; model {duration(model_ms)}, "
+        f"{duration(timeline.duration_ms)} event span; model {duration(model_ms)}, "
         f"tools {duration(timeline.tool_time_ms)}"
     )
+
+
+SPAN_MEANING = "from the first event in the file to the last"
+DRIVER_TIME_MEANING = "from sending the prompt to completion (result.json durationMs)"
+
+
+def driver_time_phrase(timeline: Timeline) -> str | None:
+    """The driver's `durationMs`, named as such: it is the figure its log shows, and it
+    is measured between other points than the events' span (spec 6.5), on another
+    process's clock, so the two differ and neither is wrong."""
+    result = timeline.result
+    if result is None or result.duration_ms is None:
+        return None
+    return duration(result.duration_ms)
+
+
+def cut_text(text: str, max_lines: int, max_chars: int) -> tuple[str, int]:
+    """`text`'s first `max_lines` lines, at most `max_chars` characters of them, cut after
+    a whole word when it must be cut; and how many characters were left out (0: whole).
+    Line breaks are normalised to `\n` first, and counted as characters."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n", max_lines)
+    kept = "\n".join(lines[:max_lines])
+    if len(kept) > max_chars:
+        window = kept[: max_chars + 1]
+        boundary = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
+        # A single word longer than half the room is cut inside: better than showing nothing.
+        kept = window[:boundary] if boundary > max_chars // 2 else kept[:max_chars]
+    kept = kept.rstrip()
+    return kept, max(0, len(text.rstrip()) - len(kept))
+
+
+def cut_phrase(left_out: int) -> str:
+    return f"{left_out:,} more character{'' if left_out == 1 else 's'} not shown"
 
 
 def changes_phrase(usage: Usage) -> str | None:

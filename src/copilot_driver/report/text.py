@@ -11,7 +11,9 @@ from copilot_driver.report.sandbox import SandboxSummary
 
 _WIDTH = 96
 """Text lines stay within this many columns (a 100-column terminal, with margin)."""
-_ANSWER_LINES = 6
+_ANSWER_LINES = 20
+_ANSWER_CHARS = 1500
+"""The answer's room in a terminal: about a screen, wrapped."""
 _FILES_LISTED = 20
 _TOTALS = " " * 15
 """The indentation of a totals value."""
@@ -78,12 +80,16 @@ def _header(timeline: Timeline) -> list[str]:
     ]
     if any(details):
         out.append(_fit("  ", ", ".join(d for d in details if d)))
-    started = summary.clock(timeline.start_ms)
-    out.append(f"  started {started}, lasted {summary.duration(timeline.duration_ms)}")
-    out.append(_fit("  outcome: ", timeline.outcome))
+    out.append(f"  started      {summary.clock(timeline.start_ms)}")
+    span = summary.duration(timeline.duration_ms)
+    out.append(f"  event span   {span}, {summary.SPAN_MEANING}")
+    driver_time = summary.driver_time_phrase(timeline)
+    if driver_time is not None:
+        out.append(f"  driver time  {driver_time}, {summary.DRIVER_TIME_MEANING}")
+    out.append(_fit("  outcome      ", timeline.outcome))
     if timeline.result is not None:
         error = summary.error_text(timeline.result)
-        exit_line = f"  exit code {summary.exit_phrase(timeline.result)}"
+        exit_line = f"  exit code    {summary.exit_phrase(timeline.result)}"
         out.append(_fit(exit_line + ": ", error) if error else exit_line)
     if not timeline.events:
         out += ["", "No events."]
@@ -152,24 +158,43 @@ def _turn_lines(timeline: Timeline, turn: Turn, tool_width: int, what_width: int
         out.append("  (no tool calls)")
     out.append(f"  {turn.rounds} model round{'' if turn.rounds == 1 else 's'}")
     if turn.answer and turn is not timeline.turns[-1]:
-        out.append(_fit("  answer: ", turn.answer))
+        out.append(_words("  answer: ", turn.answer))
     return out
 
 
 def _answer_lines(answer: str | None) -> list[str]:
-    """The final answer's first few non-blank lines."""
+    """The final answer wrapped, not cut, within the width; when longer than the room,
+    cut after a whole word, with `...` and how much is not shown."""
     out = ["", "Final answer:" if answer else "Final answer: (none)"]
-    if answer:
-        lines = [line for line in answer.splitlines() if line.strip()]
-        out += [_fit("  ", line) for line in lines[:_ANSWER_LINES]]
-        if len(lines) > _ANSWER_LINES:
-            out.append(f"  ... ({len(lines) - _ANSWER_LINES} more lines)")
+    if not answer:
+        return out
+    kept, left_out = summary.cut_text(answer, _ANSWER_LINES, _ANSWER_CHARS)
+    for line in kept.split("\n"):
+        out += textwrap.wrap(
+            line,
+            _WIDTH,
+            initial_indent="  ",
+            subsequent_indent="  ",
+            break_long_words=True,
+            break_on_hyphens=False,
+        )
+    if left_out:
+        out[-1] += " ..."
+        out.append(f"  (answer cut: {summary.cut_phrase(left_out)})")
     return out
 
 
 def _fit(prefix: str, text: str, width: int = _WIDTH) -> str:
     """`prefix` kept as is (indentation), `text` flattened to one line and shortened."""
     return prefix + shorten(text, max(12, width - len(prefix)))
+
+
+def _words(prefix: str, text: str) -> str:
+    """`prefix` and `text` on one line, cut after a whole word with `...` when too long:
+    a model's prose cut mid-word reads as a typo."""
+    room = max(12, _WIDTH - len(prefix) - 4)
+    kept, left_out = summary.cut_text(" ".join(text.split()), 1, room)
+    return prefix + kept + (" ..." if left_out else "")
 
 
 def _permission_lines(prefix: str, permission: PermissionRecord) -> list[str]:

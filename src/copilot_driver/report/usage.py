@@ -62,6 +62,9 @@ class RunResult:
     exit_code: int | None = None
     error_kind: str | None = None
     error: str | None = None
+    duration_ms: float | None = None
+    """`durationMs`: the driver's own clock, from sending the prompt to the session's
+    completion (spec 6.5). Not the events' span: it starts and ends elsewhere."""
 
 
 def usage_from_shutdown(data: Mapping[str, Any]) -> Usage:
@@ -97,6 +100,7 @@ def result_from_json(value: Any) -> RunResult | None:
         else exit_code,
         error_kind=_str(value, "errorKind"),
         error=_str(value, "error"),
+        duration_ms=_number(value.get("durationMs")),
     )
 
 

@@ -4,7 +4,9 @@ The harness starts a real Copilot CLI sidecar (with the scripted model as its
 provider) and runs the driver under a policy from
 GH_AW_COPILOT_SDK_SERVER_ARGS that allows `ls` and denies `rm`. The scripted
 model asks for both; the demo prints the driver's log, the answer and the
-run's timeline. Nothing leaves 127.0.0.1.
+run's timeline, then what to try next. `DEMO_ALLOW` (rules separated by
+spaces, e.g. `shell(ls:*) shell(rm:*) read`) replaces the policy, to see the
+same requests decided otherwise. Nothing leaves 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ DEMO_SCRIPT = Script(
                     )
                 ),
                 Reply(
-                    text="The workspace holds README.md and notes.txt. I was not allowed "
-                    "to delete notes.txt, so it is still there."
+                    text="The workspace holds README.md and notes.txt. I asked to delete "
+                    "notes.txt; the log above says whether the policy let me."
                 ),
             ),
         ),
@@ -47,8 +49,16 @@ DEMO_SCRIPT = Script(
 )
 
 
+def demo_policy(allow: str | None) -> list[str]:
+    """`--allow-tool` arguments: the demo's own, or one per rule of `DEMO_ALLOW`."""
+    if allow is None or not allow.strip():
+        return DEMO_POLICY
+    return [argument for rule in allow.split() for argument in ("--allow-tool", rule)]
+
+
 def main() -> int:
     output = Path(os.environ.get("DEMO_OUTPUT", "demo-output")).resolve()
+    policy = demo_policy(os.environ.get("DEMO_ALLOW"))
     state_dir = output / "session-state"
     workspace = output / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
@@ -69,14 +79,14 @@ def main() -> int:
             prompt_file=prompt_file,
             workspace=workspace,
             state_dir=state_dir,
-            GH_AW_COPILOT_SDK_SERVER_ARGS=json.dumps(DEMO_POLICY),
+            GH_AW_COPILOT_SDK_SERVER_ARGS=json.dumps(policy),
             COPILOT_DRIVER_LOG_FORMAT="text",
         )
         if "COPILOT_CLI_PATH" in os.environ:  # the pinned CLI `make` provisioned
             env["COPILOT_CLI_PATH"] = os.environ["COPILOT_CLI_PATH"]
         print(f"scripted model: {model.base_url}")
         print(f"prompt: {DEMO_PROMPT}")
-        print(f"policy: GH_AW_COPILOT_SDK_SERVER_ARGS={json.dumps(DEMO_POLICY)}")
+        print(f"policy: GH_AW_COPILOT_SDK_SERVER_ARGS={json.dumps(policy)}")
         print("--- harness + driver log (stderr) ---", flush=True)
         run = subprocess.run(
             [sys.executable, "-m", "copilot_driver.harness"],
@@ -96,7 +106,17 @@ def main() -> int:
         print(render_text(load_timeline(events[-1])).rstrip())
         print(f"events file: {events[-1]}")
         print(f"notes.txt still there: {(workspace / 'notes.txt').exists()}")
+        print(TRY_NEXT.format(session=events[-1].parent))
     return run.returncode
+
+
+TRY_NEXT = """--- try next ---
+- the run's report, as the step summary shows it:
+    copilot-driver-report {session} --format markdown
+- the same requests under another policy (here `rm` is allowed too):
+    DEMO_ALLOW='shell(ls:*) shell(rm:*) read' make demo
+- your own prompt, policy and model: the README's Install and Tool permissions
+  sections (a real model needs a token: see Tokens)"""
 
 
 if __name__ == "__main__":

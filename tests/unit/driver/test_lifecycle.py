@@ -318,7 +318,7 @@ def test_rules_that_match_nothing_are_reported_with_the_rule_meant(
     annotated = DriverConfig(
         **{
             **vars(config),
-            "permissions": PermissionConfig(False, rules, "test"),
+            "permissions": PermissionConfig(False, rules, "GH_AW_COPILOT_SDK_SERVER_ARGS"),
             "github_actions": True,
         }
     )

@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver.harness.credentials import credential_problem
+from copilot_driver.harness.credentials import (
+    ACCEPTED_TOKENS,
+    Tokens,
+    credential_problem,
+    tokens_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -23,12 +28,53 @@ def test_a_token_or_a_provider_is_a_credential(env: dict[str, str]) -> None:
     assert credential_problem(env) is None
 
 
-def test_nothing_at_all_names_the_secret_and_the_fork_case(tmp_path: Path) -> None:
-    problem = credential_problem({"HOME": str(tmp_path)})
+def test_nothing_at_all_in_actions_names_the_secret_and_the_fork_case(tmp_path: Path) -> None:
+    problem = credential_problem({"HOME": str(tmp_path), "GITHUB_ACTIONS": "true"})
     assert problem is not None
     assert "COPILOT_GITHUB_TOKEN is not set" in problem
     assert "secrets.COPILOT_GITHUB_TOKEN" in problem
     assert "fork" in problem
+    assert ACCEPTED_TOKENS in problem
+
+
+EXPORT = (
+    "`export COPILOT_GITHUB_TOKEN=$(gh auth token)` (after `gh auth login`), "
+    "or `export COPILOT_GITHUB_TOKEN=<a token you created>`"
+)
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_nothing_at_all_on_a_terminal_names_the_export(tmp_path: Path, sandboxed: bool) -> None:
+    """No Actions advice outside Actions: a secret, a fork, pull_request_target mean nothing
+    on a developer's terminal."""
+    problem = credential_problem({"HOME": str(tmp_path)}, sandboxed=sandboxed)
+    assert problem is not None
+    assert "COPILOT_GITHUB_TOKEN is not set" in problem
+    assert EXPORT in problem
+    assert ACCEPTED_TOKENS in problem
+    for actions_only in ("secrets.", "${{", "fork", "pull_request_target"):
+        assert actions_only not in problem
+    # A login stored by `copilot login` is hidden from the sandbox: only offered without it.
+    assert ("`copilot login` once" in problem) is not sandboxed
+
+
+def test_the_accepted_tokens_are_the_copilot_clis() -> None:
+    """As its documentation's "Supported token types" table says (classic: not supported)."""
+    assert 'fine-grained personal access token with the "Copilot Requests"' in ACCEPTED_TOKENS
+    assert "`gh auth login` or `copilot login`" in ACCEPTED_TOKENS
+    assert "refuses classic personal access tokens (ghp_...)" in ACCEPTED_TOKENS
+
+
+def test_tokens_of_names_the_tokens_never_their_values() -> None:
+    env = {
+        "GH_TOKEN": " ghp_classic0123 ",
+        "GITHUB_TOKEN": "ghs_installation",
+        "COPILOT_GITHUB_TOKEN": "  ",
+        "GITHUB_ACTIONS": "true",
+    }
+    tokens = tokens_of(env)
+    assert tokens == Tokens(("GH_TOKEN", "GITHUB_TOKEN"), ("GH_TOKEN",), in_actions=True)
+    assert tokens_of({}) == Tokens()
 
 
 def test_an_empty_secret_is_called_empty(tmp_path: Path) -> None:

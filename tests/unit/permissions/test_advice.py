@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from copilot_driver.permissions.advice import RuleProblem, rule_problems
@@ -65,16 +71,53 @@ def test_unbalanced_parentheses_without_an_obvious_fix() -> None:
 
 def test_the_policy_reports_allow_shell_and_deny_problems_in_order() -> None:
     config = PermissionConfig(
-        False, ("Read", "shell(env:*)", "shell()", "shell(ls)"), "test", denied_tools=("Write",)
+        False,
+        ("Read", "shell(env:*)", "shell()", "shell(ls)", "shell(git*)", "shell(ls *)"),
+        "GH_AW_COPILOT_SDK_SERVER_ARGS",
+        denied_tools=("Write",),
     )
     problems = Policy(config).rule_problems
     assert [(p.rule, p.flag, p.suggestion) for p in problems] == [
         ("Read", "--allow-tool", "read"),
         ("shell(env:*)", "--allow-tool", None),
         ("shell()", "--allow-tool", "shell(NAME:*)"),
+        ("shell(git*)", "--allow-tool", "shell(git:*)"),
+        ("shell(ls *)", "--allow-tool", "shell(ls:*)"),
         ("Write", "--deny-tool", "write"),
     ]
     assert problems[1].reason.startswith("no name rule covers `env`")
+
+
+@pytest.mark.parametrize(
+    ("rule", "suggestion"),
+    [
+        ("shell(git log*)", "shell(git log:*)"),
+        ("shell(git log *)", "shell(git log:*)"),
+        ("shell(ls *)", "shell(ls:*)"),
+        ("shell(ls -la *.txt)", None),
+    ],
+)
+def test_an_exact_rule_with_a_glob_is_said_to_match_only_its_text(
+    rule: str, suggestion: str | None
+) -> None:
+    (problem,) = Policy(PermissionConfig(False, (rule,), "none")).rule_problems
+    assert problem.literal
+    assert problem.suggestion == suggestion
+    body = rule.removeprefix("shell(").removesuffix(")")
+    assert f"matches only the line `{body}`" in problem.describe()
+    assert "no wildcard" in problem.describe()
+
+
+def test_a_quoted_glob_in_an_exact_rule_is_an_argument_not_a_warning() -> None:
+    assert not Policy(PermissionConfig(False, ("shell(grep -n '*' notes)",), "none")).rule_problems
+
+
+def test_rules_from_the_permissions_variable_are_named_by_where_they_were_written() -> None:
+    config = PermissionConfig(False, ("shell(git*)",), "GH_AW_COPILOT_SDK_PERMISSIONS")
+    (problem,) = Policy(config).rule_problems
+    assert problem.flag == "allowedTools in GH_AW_COPILOT_SDK_PERMISSIONS"
+    assert "--allow-tool" not in problem.describe()
+    assert problem.describe().endswith("did you mean shell(git:*)?")
 
 
 def test_a_reported_rule_still_decides_as_written() -> None:
@@ -82,3 +125,43 @@ def test_a_reported_rule_still_decides_as_written() -> None:
     policy = Policy(PermissionConfig(False, ("Read",), "test"))
     decision = policy.decide({"kind": "read", "path": "/etc/hostname", "intention": "x"})
     assert decision.allowed is False
+
+
+def test_the_real_driver_says_so_at_start_naming_the_variable(tmp_path: Path) -> None:
+    """The driver, run as a user runs it, warns before it connects (the sidecar here
+    is a closed port, so the run then fails to connect: what matters is the start)."""
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("Say hello.\n", encoding="utf-8")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "GH_AW_PROMPT": str(prompt),
+        "COPILOT_SDK_URI": f"127.0.0.1:{port}",
+        "COPILOT_CONNECTION_TOKEN": "0" * 64,
+        "COPILOT_MODEL": "gpt-4.1",
+        "GH_AW_SESSION_STATE_BASE_DIR": str(tmp_path / "state"),
+        "GH_AW_COPILOT_SDK_PERMISSIONS": '{"allowedTools": ["shell(git*)", "shell(ls *)"]}',
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "copilot_driver"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 1, run.stderr
+    assert (
+        "the rule shell(git*) (allowedTools in GH_AW_COPILOT_SDK_PERMISSIONS) matches no "
+        "request" in run.stderr
+    )
+    assert "did you mean shell(git:*)?" in run.stderr
+    assert (
+        "the rule shell(ls *) (allowedTools in GH_AW_COPILOT_SDK_PERMISSIONS) matches only "
+        "the line `ls *`" in run.stderr
+    )
+    assert "did you mean shell(ls:*)?" in run.stderr

@@ -38,9 +38,9 @@ def test_the_axis_format_suits_the_run_length() -> None:
         return gantt_chart(parse_timeline(lines)).lines[3]
 
     # Zone-proof fields only: seconds since time 0, with milliseconds for short runs.
-    assert axis(0.4) == "    axisFormat %s.%L"
-    assert axis(59) == "    axisFormat %s.%L"
-    assert axis(61) == "    axisFormat %s"
+    assert axis(0.4) == "    axisFormat %s.%L s"
+    assert axis(59) == "    axisFormat %s.%L s"
+    assert axis(61) == "    axisFormat %s s"
 
 
 def test_a_long_run_has_a_long_relative_axis() -> None:

@@ -36,7 +36,7 @@ def test_real_tools_and_denial_as_markdown() -> None:
 
     assert markdown.startswith("## Copilot session timeline\n")
     assert "| Session | 3c6145b0-612d-4252-a7fe-5944c8ad1464 (CLI 1.0.102) |" in markdown
-    assert "| Time | 408 ms wall; model 24 ms, tools 107 ms |" in markdown
+    assert "| Time | 408 ms event span; model 24 ms, tools 107 ms |" in markdown
     assert "| Tool calls | 3 (2 ok, 1 denied) |" in markdown
     assert "| Premium requests | 0 |" in markdown
     assert "| Files changed | none |" in markdown
@@ -55,10 +55,12 @@ def test_real_tools_and_denial_as_markdown() -> None:
     assert f"### Final answer\n\n> {ANSWER}\n" in markdown
     assert mermaid_block(markdown) == [
         "gantt",
-        "    title Tool calls, seconds since the session start",
+        "    title Tool calls, seconds since the session's first event",
         "    dateFormat x",
-        "    axisFormat %s.%L",
+        "    axisFormat %s.%L s",
         "    todayMarker off",
+        "    section Session",
+        "    whole session :s0, 0, 408",
         "    section Turn 1",
         "    bash git --version :done, t1, 196, 229",
         "    bash rm victim.txt :crit, t2, 243, 317",

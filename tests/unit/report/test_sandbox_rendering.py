@@ -94,11 +94,11 @@ def test_text_of_a_file_that_does_not_say() -> None:
 def test_markdown_shows_the_sandbox_after_the_summary_table() -> None:
     markdown = render_markdown(_with(WORKSPACE))
 
-    assert "## Copilot session timeline\n\n| | |\n" in markdown  # no warning
+    assert "## Copilot session timeline\n\n| Field | Value |\n" in markdown  # no warning
     assert "[!WARNING]" not in markdown
     section = markdown.split("### Sandbox\n\n", 1)[1].split("\n\n### ", 1)[0]
     assert section == (
-        "| | |\n"
+        "| Field | Value |\n"
         "|---|---|\n"
         "| Mode | workspace |\n"
         "| Allowed hosts | 127.0.0.1:43121, githubcopilot.com:443 |\n"
@@ -120,16 +120,18 @@ def test_markdown_shows_the_sandbox_after_the_summary_table() -> None:
 def test_markdown_opens_with_a_warning_when_the_sandbox_was_off() -> None:
     markdown = render_markdown(_with(OFF))
 
-    assert markdown.startswith(f"## Copilot session timeline\n\n{WARNING_BLOCK}\n| | |\n")
+    assert markdown.startswith(
+        f"## Copilot session timeline\n\n{WARNING_BLOCK}\n| Field | Value |\n"
+    )
     section = markdown.split("### Sandbox\n\n", 1)[1].split("\n\n", 1)[0]
-    assert section == "| | |\n|---|---|\n| Mode | off |"  # no proxy figures recorded
+    assert section == "| Field | Value |\n|---|---|\n| Mode | off |"  # no proxy figures recorded
     assert "### Sandbox" not in render_markdown(_with(None))
 
 
 def test_the_step_summary_shows_the_sandbox_before_the_session() -> None:
     markdown = render_step_summary(RunOutcome(0, None, None, None, sandbox=WORKSPACE), _with(None))
 
-    assert markdown.startswith("## Copilot run succeeded\n\n### Sandbox\n\n| | |\n")
+    assert markdown.startswith("## Copilot run succeeded\n\n### Sandbox\n\n| Field | Value |\n")
     assert "| Mode | workspace |" in markdown
     assert table_rows(markdown, "| Egress denied | Connections |") == [
         "| evil.example:443 | 1,200 |",

@@ -62,7 +62,7 @@ def test_the_example_in_the_docs_is_a_real_render() -> None:
 def test_a_success_is_the_heading_and_the_timeline() -> None:
     markdown = render_step_summary(SUCCESS, load_timeline(POLICY_DENIAL_SESSION))
 
-    assert markdown.startswith("## Copilot run succeeded\n\n### Session\n\n| | |\n")
+    assert markdown.startswith("## Copilot run succeeded\n\n### Session\n\n| Field | Value |\n")
     assert "### Attempts" not in markdown
     assert "| Exit code | 0 |" in markdown  # from result.json, in the session's table
     assert "allow with `shell(rm victim.txt)`" in markdown
@@ -81,7 +81,9 @@ def test_a_failure_with_a_timeline() -> None:
     outcome = RunOutcome(1, "session_error", None, "The model went away.\nTry again.")
     markdown = render_step_summary(outcome, timeline)
 
-    assert markdown.startswith("## Copilot run failed\n\n| | |\n|---|---|\n| Exit code | 1 |\n")
+    assert markdown.startswith(
+        "## Copilot run failed\n\n| Field | Value |\n|---|---|\n| Exit code | 1 |\n"
+    )
     assert "| Error kind | `session_error` |\n\n> The model went away.\n> Try again.\n" in markdown
     assert "### Attempts" not in markdown  # one attempt: nothing to tabulate
     assert "| Outcome | error: the model went away |" in markdown
@@ -94,7 +96,9 @@ def test_a_success_after_a_retry_shows_the_attempts() -> None:
     )
     markdown = render_step_summary(RunOutcome(0, None, None, None, attempts), None)
 
-    assert markdown.startswith("## Copilot run succeeded\n\n| | |\n|---|---|\n| Exit code | 0 |")
+    assert markdown.startswith(
+        "## Copilot run succeeded\n\n| Field | Value |\n|---|---|\n| Exit code | 0 |"
+    )
     assert table_rows(markdown, "| Attempt |") == [
         "| 1 | 1 | sidecar\\_lost | the sidecar died | in 5.00 s |",
         "| 2 | 0 | - | succeeded | - |",
@@ -108,8 +112,9 @@ def test_the_message_shows_as_typed_and_is_capped() -> None:
     assert markdown.startswith("## Copilot run failed: a \\| title over lines\n")
     assert "> \\# not a heading\n> \\- not a list\n" in markdown
     assert "> \\<script\\>x\\</script\\> \\`code\\` \\*stars\\*\n" in markdown
-    assert markdown.count("> line\n") == 37
-    assert "> _(shortened)_" in markdown
+    assert markdown.count("> line\n") == 36  # and the 37th, marked as cut
+    # 40 of the 103 lines: the 63 left out are 63 line breaks and 63 `line`s.
+    assert "> line …\n>\n> _(message cut: 315 more characters not shown)_\n" in markdown
 
 
 def test_the_attempts_table_keeps_the_first_and_last_ten() -> None:

@@ -24,7 +24,10 @@ def test_real_tools_and_denial_as_text() -> None:
 
     assert text.startswith("Copilot session 3c6145b0-612d-4252-a7fe-5944c8ad1464\n")
     assert "CLI 1.0.102" in text
-    assert "started 2026-11-21 07:32:55.656 UTC, lasted 408 ms" in text
+    assert (
+        "  started      2026-11-21 07:32:55.656 UTC\n"
+        "  event span   408 ms, from the first event in the file to the last\n" in text
+    )
     assert "Turn 1: CLEANUP please" in text
     calls = call_lines(text)
     assert [(m["tool"], m["what"], m["outcome"]) for m in calls] == [
@@ -40,7 +43,7 @@ def test_real_tools_and_denial_as_text() -> None:
     assert f"Final answer:\n  {ANSWER}\n" in text
     assert "  tool calls   3 (2 ok, 1 denied)" in text
     assert "  permissions  2 approved, 1 denied" in text
-    assert "  duration     408 ms wall; model 24 ms, tools 107 ms" in text
+    assert "  duration     408 ms event span; model 24 ms, tools 107 ms" in text
     assert "  usage        gpt-4.1: 3 requests; tokens: 30 in, 15 out, 0 cache read, " in text
     assert "  premium      0 requests" in text
     assert "  changed      none" in text
@@ -56,7 +59,7 @@ def test_real_guard_stop_as_text() -> None:
 
     assert timeline.guard_stop is not None
     assert (timeline.guard_stop.denial_count, timeline.guard_stop.threshold) == ("2", "2")
-    assert "outcome: stopped by the denial guard (2/2 denials)" in text
+    assert "  outcome      stopped by the denial guard (2/2 denials)\n" in text
     calls = call_lines(text)
     assert [(m["what"], m["outcome"], m["ms"]) for m in calls] == [
         ("rm file0.txt", "DENIED", "69"),
@@ -80,13 +83,15 @@ def test_long_commands_stay_within_the_terminal() -> None:
     text = render_text(parse_timeline(lines))
 
     assert max(len(line) for line in text.splitlines()) <= 100
-    assert "  ... (15 more lines)" in text
+    # The answer is wrapped, not cut, up to its room: 20 lines, the 21st left out.
+    assert "  " + "a" * 94 + "\n" in text
+    assert "  b ...\n  (answer cut: 2 more characters not shown)\n" in text
 
 
 def test_real_policy_denial_as_text() -> None:
     text = render_text(load_timeline(POLICY_DENIAL_SESSION))
 
-    assert "  outcome: answered\n  exit code 0\n" in text
+    assert "  outcome      answered\n  exit code    0\n" in text
     assert (
         "            DENIED shell(rm victim.txt)\n"
         f"              denied: {POLICY_REASON}; allow with `shell(rm victim.txt)`\n"
@@ -110,8 +115,8 @@ def test_usage_files_and_an_error_result_as_text() -> None:
     timeline.result = RunResult(1, "session_error", "the model\nwent away")
     text = render_text(timeline)
 
-    assert "  exit code 1 (session_error): the model went away\n" in text
-    assert "  duration     9.00 s wall; model 1.50 s, tools 70 ms\n" in text
+    assert "  exit code    1 (session_error): the model went away\n" in text
+    assert "  duration     9.00 s event span; model 1.50 s, tools 70 ms\n" in text
     assert "  usage        model-a: 1 request; tokens: 10 in, 2 out, 0 cache read, 0 " in text
     assert "               model-b: - requests; tokens: - in, - out, " in text
     assert "  premium      0.5 requests\n" in text  # the sum of the models' costs

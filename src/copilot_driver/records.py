@@ -21,6 +21,10 @@ from typing import Any, NotRequired, TypedDict
 from copilot_driver.formatting import iso_utc, parse_iso
 
 EVENTS_FILE_NAME = "events.jsonl"
+# Beside it in the session's folder: the driver's result, and the harness's copy of
+# the sidecar's own log.
+RESULT_FILE_NAME = "result.json"
+SIDECAR_LOG_NAME = "sidecar.log"
 
 # The runtime's event types that anything here reads or writes.
 SESSION_START = "session.start"

@@ -18,9 +18,9 @@ import pytest
 
 from copilot_driver.adapters import (
     AdapterConfig,
+    AdapterErrorKind,
     AgentError,
     AgentEvent,
-    ErrorKind,
     EventType,
     RunnerLimits,
     TurnRunner,
@@ -195,7 +195,7 @@ async def test_missing_credentials_are_reported_before_the_session_starts(
     with pytest.raises(AgentError) as caught:
         await adapter.start_session(workspace)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert not caught.value.retryable
     message = caught.value.message
     assert "COPILOT_GITHUB_TOKEN" in message
@@ -223,11 +223,11 @@ async def test_the_cli_refusing_to_run_without_a_provider_is_a_clear_port_exit(
     result = await runner.run_turn(session, "say hello", on_event=events.append)
 
     assert result.error is not None
-    assert result.error.kind is ErrorKind.PORT_EXIT
+    assert result.error.kind is AdapterErrorKind.PORT_EXIT
     assert "COPILOT_PROVIDER_BASE_URL" in result.error.message
     assert "status 1" in result.error.message
     assert events[-1].type is EventType.TURN_FAILED
-    assert events[-1].error_kind is ErrorKind.PORT_EXIT
+    assert events[-1].error_kind is AdapterErrorKind.PORT_EXIT
 
 
 async def test_a_stalled_turn_is_detected_and_its_process_group_killed(
@@ -249,7 +249,7 @@ async def test_a_stalled_turn_is_detected_and_its_process_group_killed(
     elapsed = time.monotonic() - started
 
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_TIMEOUT
+    assert result.error.kind is AdapterErrorKind.TURN_TIMEOUT
     assert "stalled" in result.error.message
     assert events[-1].type is EventType.TURN_CANCELLED
     assert "stalled" in events[-1].message

@@ -20,8 +20,8 @@ import pytest
 
 from copilot_driver.adapters import (
     AdapterConfig,
+    AdapterErrorKind,
     AgentEvent,
-    ErrorKind,
     EventType,
     ExitReason,
     RunnerLimits,
@@ -205,7 +205,7 @@ async def test_model_http_500_is_a_retryable_failure(
 
     assert result.exit_reason is ExitReason.FAILED
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_FAILED
+    assert result.error.kind is AdapterErrorKind.TURN_FAILED
     assert result.error.retryable
     assert events[-1].type is EventType.TURN_FAILED
 
@@ -223,7 +223,7 @@ async def test_a_turn_over_its_timeout_is_interrupted_and_the_session_goes_on(
         await runner.stop_session(session)
 
     assert slow.error is not None
-    assert slow.error.kind is ErrorKind.TURN_TIMEOUT
+    assert slow.error.kind is AdapterErrorKind.TURN_TIMEOUT
     assert events[-1].type is EventType.TURN_CANCELLED
     assert "turn timeout" in events[-1].message
     assert after.ok, after.error  # Codex confirmed the interrupt: the thread is usable
@@ -275,7 +275,7 @@ async def test_the_app_server_dying_mid_turn_is_a_port_exit(
         await runner.stop_session(session)
 
     assert result.error is not None
-    assert result.error.kind is ErrorKind.PORT_EXIT
+    assert result.error.kind is AdapterErrorKind.PORT_EXIT
     assert "codex app-server" in result.error.message
     assert events[-1].type is EventType.TURN_FAILED
 

@@ -21,8 +21,8 @@ import pytest
 
 from copilot_driver.adapters import (
     AdapterConfig,
+    AdapterErrorKind,
     AgentEvent,
-    ErrorKind,
     EventType,
     TurnResult,
     get_adapter,
@@ -304,7 +304,7 @@ async def test_the_round_cap_fails_a_model_that_never_stops_calling_tools(
 
     assert len(server.chat_requests()) == 4
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_FAILED
+    assert result.error.kind is AdapterErrorKind.TURN_FAILED
     assert "after 4 rounds (max_rounds)" in result.error.message
     assert events[-1].type is EventType.TURN_FAILED
     assert len([e for e in events if e.type is EventType.TOOL_RESULT]) == 4
@@ -370,10 +370,10 @@ async def test_the_key_is_sent_as_bearer_and_an_http_error_fails_the_turn(
     )
     assert server.chat_requests()[0].headers.get("Authorization") == "Bearer sk-e2e-key"
     assert result.error is not None
-    assert result.error.kind is ErrorKind.RESPONSE_ERROR
+    assert result.error.kind is AdapterErrorKind.RESPONSE_ERROR
     assert result.error.retryable
     assert "HTTP 429" in result.error.message
-    assert events[-1].error_kind is ErrorKind.RESPONSE_ERROR
+    assert events[-1].error_kind is AdapterErrorKind.RESPONSE_ERROR
 
 
 async def test_an_endpoint_that_is_not_listening_is_a_retryable_port_exit(workspace: Path) -> None:
@@ -384,7 +384,7 @@ async def test_an_endpoint_that_is_not_listening_is_a_retryable_port_exit(worksp
     session = await adapter.start_session(workspace)
     result = await adapter.run_turn(session, "hi", on_event=lambda event: None)
     assert result.error is not None
-    assert result.error.kind is ErrorKind.PORT_EXIT
+    assert result.error.kind is AdapterErrorKind.PORT_EXIT
     assert result.error.retryable
 
 

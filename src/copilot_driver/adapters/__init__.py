@@ -11,7 +11,7 @@ adapter's own options, from a WORKFLOW.md front matter.
 """
 
 from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.registry import (
     adapter_kinds,
     adapter_spec,
@@ -31,14 +31,15 @@ from copilot_driver.adapters.core.session import (
 from copilot_driver.adapters.core.spec import AdapterSpec
 from copilot_driver.adapters.core.ssh import SshSettings
 from copilot_driver.adapters.core.workflow import Workflow, load_workflow
+from copilot_driver.error_kinds import AdapterErrorKind
 
 __all__ = [
     "Adapter",
     "AdapterConfig",
+    "AdapterErrorKind",
     "AdapterSpec",
     "AgentError",
     "AgentEvent",
-    "ErrorKind",
     "EventCallback",
     "EventType",
     "ExitReason",

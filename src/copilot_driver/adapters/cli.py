@@ -25,7 +25,7 @@ from pathlib import Path
 from copilot_driver import __version__
 from copilot_driver.adapters._extra import missing_extra
 from copilot_driver.adapters.core.agent_events import AgentEvent
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.registry import adapter_kinds, get_adapter, preflight
 from copilot_driver.adapters.core.runner import TurnRunner
 from copilot_driver.adapters.core.workflow import (
@@ -35,6 +35,7 @@ from copilot_driver.adapters.core.workflow import (
     parse_workflow,
 )
 from copilot_driver.env import ADAPTER_SECRETS, secrets_in
+from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.exit_codes import AdapterExitCode, for_signal
 from copilot_driver.redaction import Redactor, url_userinfo_secrets
 
@@ -184,7 +185,7 @@ async def _run(
                     summary,
                 )
                 if result.error is not None:
-                    if result.error.kind is ErrorKind.TURN_TIMEOUT:
+                    if result.error.kind is AdapterErrorKind.TURN_TIMEOUT:
                         return AdapterExitCode.TIMEOUT
                     return AdapterExitCode.TURN_FAILED
         except AgentError as exc:

@@ -51,7 +51,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from copilot_driver.driver.config import DriverConfig
-from copilot_driver.driver.failures import ErrorKind
+from copilot_driver.error_kinds import DriverErrorKind
 
 if TYPE_CHECKING:
     from copilot import CopilotClient
@@ -66,7 +66,7 @@ READY_WAIT_S = 600.0
 class SidecarNotReadyError(RuntimeError):
     """The harness's ready pipe ended without a line: its sidecar did not start."""
 
-    failure_kind = ErrorKind.SIDECAR_UNREACHABLE
+    failure_kind = DriverErrorKind.SIDECAR_UNREACHABLE
 
 
 async def sidecar_ready(fd: int, sdk_uri: str) -> None:

@@ -16,6 +16,7 @@ from copilot_driver.driver.stop import (
     ToolCallBudgetExceededError,
     ToolDenialsExceededError,
 )
+from copilot_driver.error_kinds import DriverErrorKind
 from copilot_driver.exit_codes import ExitCode, for_signal
 
 
@@ -28,24 +29,6 @@ class Phase(StrEnum):
     CLEANUP = "cleanup"
 
 
-class ErrorKind(StrEnum):
-    """The `errorKind` of the run's `error` log entry: stable, machine-readable."""
-
-    INTERRUPTED = "interrupted"
-    SIDECAR_LOST = "sidecar_lost"
-    TOOL_DENIALS_EXCEEDED = "tool_denials_exceeded"
-    TOOL_CALL_BUDGET_EXCEEDED = "tool_call_budget_exceeded"
-    SEND_TIMEOUT = "send_timeout"
-    EVENTS_UNWRITABLE = "events_unwritable"
-    SESSION_ERROR = "session_error"
-    AUTH_FAILED = "auth_failed"
-    AUTH_NOT_CONFIGURED = "auth_not_configured"
-    AUTH_REQUIRED = "auth_required"
-    SIDECAR_UNREACHABLE = "sidecar_unreachable"
-    SIDECAR_UNRESPONSIVE = "sidecar_unresponsive"
-    UNEXPECTED = "unexpected"
-
-
 # JSON-RPC error codes the Copilot CLI uses for the connection handshake.
 AUTHENTICATION_REQUIRED = -32001
 AUTHENTICATION_FAILED = -32002
@@ -54,7 +37,7 @@ AUTHENTICATION_NOT_CONFIGURED = -32003
 
 @dataclass(frozen=True)
 class Failure:
-    kind: ErrorKind
+    kind: DriverErrorKind
     message: str
     exit_code: int = ExitCode.FAILURE
 
@@ -67,46 +50,46 @@ def describe_failure(
     code = getattr(error, "code", None)
     text = " ".join(str(error).split()) or type(error).__name__
     own_kind = getattr(error, "failure_kind", None)
-    if isinstance(own_kind, ErrorKind):  # the driver's own errors say what they are
+    if isinstance(own_kind, DriverErrorKind):  # the driver's own errors say what they are
         return Failure(own_kind, text)
     if code == AUTHENTICATION_FAILED:
         return Failure(
-            ErrorKind.AUTH_FAILED,
+            DriverErrorKind.AUTH_FAILED,
             f"the Copilot sidecar at {sdk_uri} rejected the connection token "
             "(AUTHENTICATION_FAILED): COPILOT_CONNECTION_TOKEN must be the value the "
             "harness gave the sidecar for this run",
         )
     if code == AUTHENTICATION_NOT_CONFIGURED:
         return Failure(
-            ErrorKind.AUTH_NOT_CONFIGURED,
+            DriverErrorKind.AUTH_NOT_CONFIGURED,
             f"the Copilot sidecar at {sdk_uri} was started without a connection token "
             "(AUTHENTICATION_NOT_CONFIGURED): start it with COPILOT_CONNECTION_TOKEN set",
         )
     if code == AUTHENTICATION_REQUIRED:
         return Failure(
-            ErrorKind.AUTH_REQUIRED,
+            DriverErrorKind.AUTH_REQUIRED,
             f"the Copilot sidecar at {sdk_uri} requires authentication (AUTHENTICATION_REQUIRED)",
         )
     if phase == Phase.CONNECT:
         if "Connection refused" in text or "Errno 111" in text:
             return Failure(
-                ErrorKind.SIDECAR_UNREACHABLE,
+                DriverErrorKind.SIDECAR_UNREACHABLE,
                 f"cannot reach the Copilot sidecar at {sdk_uri}: connection refused; "
                 f"is the sidecar running and is COPILOT_SDK_URI its address? ({text})",
             )
         if isinstance(error, TimeoutError):
             return Failure(
-                ErrorKind.SIDECAR_UNRESPONSIVE,
+                DriverErrorKind.SIDECAR_UNRESPONSIVE,
                 f"the Copilot sidecar at {sdk_uri} did not complete the connection "
                 "handshake in time",
             )
         return Failure(
-            ErrorKind.SIDECAR_UNREACHABLE,
+            DriverErrorKind.SIDECAR_UNREACHABLE,
             f"cannot connect to the Copilot sidecar at {sdk_uri}: {text}",
         )
     if text.startswith("Session error:"):
         return Failure(
-            ErrorKind.SESSION_ERROR,
+            DriverErrorKind.SESSION_ERROR,
             f"the session failed: {text.removeprefix('Session error:').strip()}",
         )
     if (
@@ -116,16 +99,17 @@ def describe_failure(
         or type(error).__name__ == "ProcessExitedError"
     ):
         return Failure(
-            ErrorKind.SIDECAR_LOST,
+            DriverErrorKind.SIDECAR_LOST,
             f"the connection to the Copilot sidecar at {sdk_uri} was lost during {phase}: {text}",
         )
     if isinstance(error, TimeoutError):
         return Failure(
-            ErrorKind.SIDECAR_UNRESPONSIVE,
+            DriverErrorKind.SIDECAR_UNRESPONSIVE,
             f"the Copilot sidecar at {sdk_uri} did not answer during {phase} in time",
         )
     return Failure(
-        ErrorKind.UNEXPECTED, f"unexpected error during {phase}: {type(error).__name__}: {text}"
+        DriverErrorKind.UNEXPECTED,
+        f"unexpected error during {phase}: {type(error).__name__}: {text}",
     )
 
 
@@ -134,22 +118,24 @@ def describe_stop(reason: StopRequestedError, phase: Phase) -> Failure:
     if isinstance(reason, StopSignalError):
         where = "cleanup, after the answer arrived" if phase == Phase.CLEANUP else phase.value
         return Failure(
-            ErrorKind.INTERRUPTED,
+            DriverErrorKind.INTERRUPTED,
             f"stopped by {reason} during {where}; cleaned up",
             for_signal(reason.signum),
         )
     if isinstance(reason, ToolDenialsExceededError):
-        return Failure(ErrorKind.TOOL_DENIALS_EXCEEDED, reason.explanation, ExitCode.TOOL_DENIALS)
+        return Failure(
+            DriverErrorKind.TOOL_DENIALS_EXCEEDED, reason.explanation, ExitCode.TOOL_DENIALS
+        )
     if isinstance(reason, ToolCallBudgetExceededError):
         return Failure(
-            ErrorKind.TOOL_CALL_BUDGET_EXCEEDED, reason.explanation, ExitCode.TOOL_CALL_BUDGET
+            DriverErrorKind.TOOL_CALL_BUDGET_EXCEEDED, reason.explanation, ExitCode.TOOL_CALL_BUDGET
         )
-    return Failure(ErrorKind.SIDECAR_LOST, f"{reason} (during {phase})")
+    return Failure(DriverErrorKind.SIDECAR_LOST, f"{reason} (during {phase})")
 
 
 def describe_send_timeout(send_timeout_ms: int) -> Failure:
     return Failure(
-        ErrorKind.SEND_TIMEOUT,
+        DriverErrorKind.SEND_TIMEOUT,
         f"the session did not finish within {send_timeout_ms} ms "
         "(COPILOT_SDK_SEND_TIMEOUT_MS); the turn was aborted",
         ExitCode.SEND_TIMEOUT,
@@ -158,6 +144,6 @@ def describe_send_timeout(send_timeout_ms: int) -> Failure:
 
 def describe_incomplete_events(error: str) -> Failure:
     return Failure(
-        ErrorKind.EVENTS_UNWRITABLE,
+        DriverErrorKind.EVENTS_UNWRITABLE,
         f"the session completed, but its events file is incomplete: {error}",
     )

@@ -68,6 +68,7 @@ from copilot_driver.permissions.handler import (
 )
 from copilot_driver.permissions.policy import Policy
 from copilot_driver.records import (
+    RESULT_FILE_NAME,
     budget_debit_record,
     budget_record,
     denial_record,
@@ -96,7 +97,6 @@ EVENTS_CLOSE_TIMEOUT_S = 5.0
 STOP_TIMEOUT_S = 3.0
 SHUTDOWN_TIMEOUT_S = 1.0
 """For tasks still running after the run (abandoned SDK calls) to take their cancellation."""
-RESULT_FILE_NAME = "result.json"
 
 T = TypeVar("T")
 

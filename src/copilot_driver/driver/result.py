@@ -18,7 +18,7 @@ class SessionResult:
     session_id: str | None = None
     error: str | None = None
     error_kind: str | None = None
-    """The `errorKind` of the run's `error` log entry (`failures.ErrorKind`)."""
+    """The `errorKind` of the run's `error` log entry (`failures.DriverErrorKind`)."""
 
     @property
     def has_output(self) -> bool:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from copilot_driver.driver.failures import ErrorKind
+from copilot_driver.error_kinds import DriverErrorKind
 from copilot_driver.records import (
     EVENTS_FILE_NAME,
     TOOL_EXECUTION_COMPLETE,
@@ -57,7 +57,7 @@ _STOP = object()
 class EventsFileError(OSError):
     """The events file cannot be created; `failure_kind` names it for the log."""
 
-    failure_kind = ErrorKind.EVENTS_UNWRITABLE
+    failure_kind = DriverErrorKind.EVENTS_UNWRITABLE
 
 
 class SessionEventLike(Protocol):

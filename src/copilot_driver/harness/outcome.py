@@ -10,9 +10,9 @@ exactly failed) comes first; the fix is the harness's, chosen by the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from copilot_driver import env as contract
+from copilot_driver.error_kinds import DriverErrorKind, HarnessErrorKind
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.credentials import (
     ACCEPTED_TOKENS,
@@ -24,20 +24,6 @@ from copilot_driver.harness.credentials import (
 )
 
 
-class HarnessErrorKind(StrEnum):
-    """The `error-kind` of failures the harness finds before or around the driver."""
-
-    CLI_NOT_FOUND = "cli_not_found"
-    NO_CREDENTIAL = "no_credential"
-    CONFIG = "config"
-    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
-    SIDECAR_START_FAILED = "sidecar_start_failed"
-    SIDECAR_DIED = "sidecar_died"
-    DRIVER_NOT_STARTED = "driver_not_started"
-    DRIVER_FAILED = "driver_failed"
-    """The driver failed without saying which way (another driver, or a crash)."""
-
-
 @dataclass(frozen=True)
 class Explanation:
     title: str
@@ -46,46 +32,46 @@ class Explanation:
 
 
 _BY_KIND: dict[str, Explanation] = {
-    "cli_not_found": Explanation("No usable Copilot CLI", None),
-    "no_credential": Explanation("No credential for the Copilot CLI", None),
-    "sandbox_unavailable": Explanation("The OS sandbox cannot be set up here", None),
-    "config": Explanation(
+    HarnessErrorKind.CLI_NOT_FOUND: Explanation("No usable Copilot CLI", None),
+    HarnessErrorKind.NO_CREDENTIAL: Explanation("No credential for the Copilot CLI", None),
+    HarnessErrorKind.SANDBOX_UNAVAILABLE: Explanation("The OS sandbox cannot be set up here", None),
+    HarnessErrorKind.CONFIG: Explanation(
         "The run's configuration is invalid",
         "`python -m copilot_driver --help` lists every variable the driver reads",
     ),
-    "sidecar_start_failed": Explanation(
+    HarnessErrorKind.SIDECAR_START_FAILED: Explanation(
         "The Copilot CLI sidecar could not start",
         "check the CLI's last output above, its version (`copilot --version`), and "
         f"{contract.SERVER_ARGS.name}",
     ),
-    "sidecar_died": Explanation(
+    HarnessErrorKind.SIDECAR_DIED: Explanation(
         "The Copilot CLI sidecar died during the run",
         "its last output is above and in sidecar.log beside the events file; rerun the job",
     ),
-    "driver_not_started": Explanation(
+    HarnessErrorKind.DRIVER_NOT_STARTED: Explanation(
         "The driver could not start", "check the driver command after `--`"
     ),
-    "tool_denials_exceeded": Explanation(
+    DriverErrorKind.TOOL_DENIALS_EXCEEDED: Explanation(
         "Stopped: too many tool denials",
         "allow the tools the task needs (the step summary names the rule for each denial), "
         f"or raise {contract.MAX_TOOL_DENIALS.name}",
     ),
-    "tool_call_budget_exceeded": Explanation(
+    DriverErrorKind.TOOL_CALL_BUDGET_EXCEEDED: Explanation(
         "Stopped: the model kept calling tools past the tool-call budget",
         "raise maxToolCalls in the tool contract, or narrow the prompt's task",
     ),
-    "send_timeout": Explanation(
+    DriverErrorKind.SEND_TIMEOUT: Explanation(
         "The session timed out",
         f"raise {contract.SEND_TIMEOUT_MS.name} (or the job's timeout-minutes), or narrow "
         "the prompt's task",
     ),
-    "interrupted": Explanation(
+    DriverErrorKind.INTERRUPTED: Explanation(
         "The run was cancelled", "nothing to fix if the job was cancelled on purpose"
     ),
-    "session_error": Explanation(
+    DriverErrorKind.SESSION_ERROR: Explanation(
         "The Copilot session failed", "see the session's error above; rerun if it was transient"
     ),
-    "events_unwritable": Explanation(
+    DriverErrorKind.EVENTS_UNWRITABLE: Explanation(
         "The events file could not be written",
         f"make {contract.SESSION_STATE_BASE_DIR.name} a writable folder with free space",
     ),
@@ -112,21 +98,29 @@ def explain(
     if error_kind == HarnessErrorKind.CONFIG or (
         error_kind is None and exit_code == ExitCode.CONFIG
     ):
-        return _BY_KIND["config"] if message else _CONFIG_UNSAID
+        return _BY_KIND[HarnessErrorKind.CONFIG] if message else _CONFIG_UNSAID
     if error_kind in _BY_KIND:
         return _BY_KIND[error_kind]
-    if error_kind in ("auth_failed", "auth_not_configured", "auth_required"):
+    if error_kind in (
+        DriverErrorKind.AUTH_FAILED,
+        DriverErrorKind.AUTH_NOT_CONFIGURED,
+        DriverErrorKind.AUTH_REQUIRED,
+    ):
         return Explanation(
             "The driver could not authenticate to the sidecar",
             "run the driver through copilot-driver-harness, which gives both the same token",
         )
-    if error_kind in ("sidecar_unreachable", "sidecar_unresponsive", "sidecar_lost"):
+    if error_kind in (
+        DriverErrorKind.SIDECAR_UNREACHABLE,
+        DriverErrorKind.SIDECAR_UNRESPONSIVE,
+        DriverErrorKind.SIDECAR_LOST,
+    ):
         return Explanation(
             "The driver lost the Copilot CLI sidecar",
             "the CLI's output is in sidecar.log beside the events file; rerun the job",
         )
     if exit_code == ExitCode.CONFIG:
-        return _BY_KIND["config"] if message else _CONFIG_UNSAID
+        return _BY_KIND[HarnessErrorKind.CONFIG] if message else _CONFIG_UNSAID
     return Explanation(f"The driver failed (exit status {exit_code})", "see the driver's log above")
 
 

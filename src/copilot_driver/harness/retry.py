@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from copilot_driver.error_kinds import DriverErrorKind
+
 _TRANSIENT_TEXT = re.compile(
     r"ECONNRESET|connection reset|socket hang up|ECONNREFUSED|Could not connect to "
     r"(?:the )?(?:local )?model provider|Last error: (?:5\d\d|429)\b",
@@ -62,7 +64,7 @@ def transient_cause(failed: FailedTry) -> str | None:
     """Why `failed` is worth another try (a few words), or None when it is not."""
     if failed.started_tools or failed.printed_answer:
         return None  # another try could repeat a side effect, or a half answer was used
-    if failed.exit_code != 1 or failed.error_kind != "session_error":
+    if failed.exit_code != 1 or failed.error_kind != DriverErrorKind.SESSION_ERROR:
         return None
     if failed.status_code is not None and 500 <= failed.status_code <= 599:
         return f"the model provider answered HTTP {failed.status_code}"

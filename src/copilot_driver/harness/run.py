@@ -47,6 +47,7 @@ from copilot_driver.env import (
     secrets_in,
     session_state_base_dir,
 )
+from copilot_driver.error_kinds import DriverErrorKind, HarnessErrorKind
 from copilot_driver.exit_codes import ExitCode, for_signal, from_returncode
 from copilot_driver.harness.credentials import credential_problem, tokens_of
 from copilot_driver.harness.environment import (
@@ -55,7 +56,7 @@ from copilot_driver.harness.environment import (
     sidecar_arguments,
     sidecar_environment,
 )
-from copilot_driver.harness.outcome import HarnessErrorKind, explain
+from copilot_driver.harness.outcome import explain
 from copilot_driver.harness.policy_check import (
     NO_POLICY_TITLE,
     misspelt_variables,
@@ -77,6 +78,7 @@ from copilot_driver.harness.sidecar import (
     locate_copilot_cli,
 )
 from copilot_driver.permissions.config import ServerArgsError
+from copilot_driver.records import SIDECAR_LOG_NAME
 from copilot_driver.redaction import Redactor
 from copilot_driver.report import (
     SANDBOX_FILE,
@@ -323,7 +325,7 @@ class Harness:
             sidecar.wait_ready(self.options.ready_timeout, stop_requested=stop_waiting)
         except SidecarStartStoppedError as error:
             if self._signal is not None:
-                return Ending(for_signal(self._signal), "interrupted", str(error))
+                return Ending(for_signal(self._signal), DriverErrorKind.INTERRUPTED, str(error))
             return None
         except SidecarError as error:
             return _sidecar_start_failed(error)
@@ -346,7 +348,9 @@ class Harness:
                     f"while the driver was running (driver exit status {code}); its last "
                     f"output:\n{sidecar.tail() or '(none)'}"
                 )
-                self._record_attempt(number, ExitCode.SIDECAR_DIED, "sidecar_died", message)
+                self._record_attempt(
+                    number, ExitCode.SIDECAR_DIED, HarnessErrorKind.SIDECAR_DIED, message
+                )
                 return Ending(ExitCode.SIDECAR_DIED, HarnessErrorKind.SIDECAR_DIED, message)
             error_kind = progress.error_kind or _kind_of_exit(code)
             cause = _cause(code, progress.errors)
@@ -373,7 +377,9 @@ class Harness:
                 f"{delay:g}s with a fresh session"
             )
             if not self._sleep(delay):
-                return Ending(for_signal(self._signal or signal.SIGTERM), "interrupted", cause)
+                return Ending(
+                    for_signal(self._signal or signal.SIGTERM), DriverErrorKind.INTERRUPTED, cause
+                )
             number += 1
             self.status.progress = Progress()
             self.status.label = f"try {number}/{self.options.retry.tries}"
@@ -513,7 +519,7 @@ class Harness:
             events = _newest_events_file(self._state_base, self._wall_started)
         if events is not None and self._sidecar_log is not None and self._sidecar_log.exists():
             with contextlib.suppress(OSError):
-                self._sidecar_log.replace(events.with_name("sidecar.log"))
+                self._sidecar_log.replace(events.with_name(SIDECAR_LOG_NAME))
         sandbox = self._sandbox_summary()
         if events is not None:
             with contextlib.suppress(OSError):

@@ -19,12 +19,11 @@ from pathlib import Path
 
 from copilot_driver import records
 from copilot_driver.report.sandbox import SANDBOX_FILE
-from copilot_driver.report.usage import RESULT_FILE_NAME
 
 OTHERS_LISTED = 10
 """Other sessions of a state folder named in the note, at most (newest first)."""
 _BESIDE_EVENTS = {
-    RESULT_FILE_NAME: "the driver's result file",
+    records.RESULT_FILE_NAME: "the driver's result file",
     SANDBOX_FILE: "the harness's sandbox record",
 }
 """Files a session folder holds beside its events file: given one, read the events."""

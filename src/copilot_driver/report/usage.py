@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-RESULT_FILE_NAME = "result.json"
+from copilot_driver.records import RESULT_FILE_NAME
+
 _MAX_COUNT = 2**63
 
 

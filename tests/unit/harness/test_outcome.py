@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from copilot_driver.driver.failures import ErrorKind
+from copilot_driver.error_kinds import DriverErrorKind, HarnessErrorKind
 from copilot_driver.harness.credentials import ACCEPTED_TOKENS, Tokens
-from copilot_driver.harness.outcome import HarnessErrorKind, explain
+from copilot_driver.harness.outcome import explain
 
 
-@pytest.mark.parametrize("kind", [*ErrorKind, *HarnessErrorKind, None, "something-new"])
+@pytest.mark.parametrize("kind", [*DriverErrorKind, *HarnessErrorKind, None, "something-new"])
 def test_every_kind_gets_a_title_and_a_fix(kind: str | None) -> None:
     explanation = explain(1, kind, "it failed")
     assert explanation.title

@@ -26,7 +26,7 @@ from typing import Any
 from copilot_driver.adapters.codex.options import DEFAULT_COMMAND, CodexOptions
 from copilot_driver.adapters.codex.translate import CodexTranslator
 from copilot_driver.adapters.core.agent_events import EventType, shorten
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.jsonrpc import (
     METHOD_NOT_FOUND,
     ConnectionClosedError,
@@ -45,6 +45,7 @@ from copilot_driver.adapters.core.ssh import ssh_argv
 from copilot_driver.adapters.core.tools import ToolOutput, ToolRegistry
 from copilot_driver.adapters.core.turn import SESSION_STOPPED, TurnAdapter, cancelled, emit
 from copilot_driver.adapters.core.workspace import place_agent
+from copilot_driver.error_kinds import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
         super().__init__(config)
         command = self.command.strip()
         if not command:
-            raise AgentError(ErrorKind.AGENT_NOT_FOUND, "agent.command is empty")
+            raise AgentError(AdapterErrorKind.AGENT_NOT_FOUND, "agent.command is empty")
         self.binary, _, rest = command.partition(" ")
         self.arguments = rest.split()
         self.tools = ToolRegistry(self.config.tools)
@@ -123,7 +124,7 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
         try:
             session.process = await AgentProcess.spawn(argv, cwd=cwd, env=env, stdin_pipe=True)
         except (OSError, ValueError) as exc:
-            raise AgentError(ErrorKind.PORT_EXIT, f"cannot start {argv[0]}: {exc}") from None
+            raise AgentError(AdapterErrorKind.PORT_EXIT, f"cannot start {argv[0]}: {exc}") from None
         session.rpc = JsonRpcConnection(
             lambda line: _write_line(session, line),
             on_notification=lambda method, params: self._notified(session, method, params),
@@ -139,7 +140,8 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
             await self._stop_session(session)
             if isinstance(exc, RpcError | ConnectionClosedError | TimeoutError):
                 raise AgentError(
-                    ErrorKind.RESPONSE_ERROR, f"codex app-server start-up failed: {_describe(exc)}"
+                    AdapterErrorKind.RESPONSE_ERROR,
+                    f"codex app-server start-up failed: {_describe(exc)}",
                 ) from None
             raise
         return session
@@ -199,7 +201,7 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
         first_turn = session.turns_run == 0
         session.turns_run += 1
         if process is None or process.returncode is not None or session.rpc is None:
-            error = AgentError(ErrorKind.PORT_EXIT, "codex app-server is not running")
+            error = AgentError(AdapterErrorKind.PORT_EXIT, "codex app-server is not running")
             return translator.end(error, on_event)
         active = _ActiveTurn(translator, on_event)
         session.turn = active
@@ -210,11 +212,13 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
             try:
                 started = await session.rpc.request("turn/start", params, timeout=self._timeout_s)
             except RpcError as exc:
-                error = AgentError(ErrorKind.TURN_FAILED, f"turn/start failed: {exc}")
+                error = AgentError(AdapterErrorKind.TURN_FAILED, f"turn/start failed: {exc}")
                 return translator.end(error, on_event)
             except TimeoutError:
                 message = f"turn/start had no answer within {self._timeout_s:g} s"
-                return translator.end(AgentError(ErrorKind.RESPONSE_TIMEOUT, message), on_event)
+                return translator.end(
+                    AgentError(AdapterErrorKind.RESPONSE_TIMEOUT, message), on_event
+                )
             except ConnectionClosedError as exc:
                 return translator.end(_exited(exc), on_event)
             translator.turn_id = translator.turn_id or as_str(
@@ -402,11 +406,11 @@ def _process_story(session: CodexSession) -> str:
 
 def _exited(exc: ConnectionClosedError) -> AgentError:
     """The app-server went away while a turn ran."""
-    return AgentError(ErrorKind.PORT_EXIT, f"{exc} (mid-turn)")
+    return AgentError(AdapterErrorKind.PORT_EXIT, f"{exc} (mid-turn)")
 
 
 def _end(
-    translator: CodexTranslator, on_event: EventCallback, kind: ErrorKind, message: str
+    translator: CodexTranslator, on_event: EventCallback, kind: AdapterErrorKind, message: str
 ) -> TurnResult:
     events, result = translator.fail(AgentError(kind, message))
     for event in events:

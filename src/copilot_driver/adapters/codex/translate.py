@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage, shorten
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.payload import as_count, as_list, as_mapping, as_str
 from copilot_driver.adapters.core.session import TurnResult
 from copilot_driver.adapters.core.turn import Handler, TurnTranslator
+from copilot_driver.error_kinds import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 
@@ -35,18 +36,18 @@ _DEBUG_ONLY = frozenset({"turn/diff/updated", "thread/started"})
 """`thread/started` says what `session_started` already says."""
 
 # codexErrorInfo -> (kind, retryable); anything else is a retryable turn_failed.
-_FAILURES: dict[str, tuple[ErrorKind, bool]] = {
-    "unauthorized": (ErrorKind.RESPONSE_ERROR, False),
-    "badRequest": (ErrorKind.RESPONSE_ERROR, False),
-    "contextWindowExceeded": (ErrorKind.TURN_FAILED, False),
-    "usageLimitExceeded": (ErrorKind.TURN_FAILED, False),
-    "sandboxError": (ErrorKind.TURN_FAILED, False),
-    "httpConnectionFailed": (ErrorKind.TURN_FAILED, True),
-    "responseStreamConnectionFailed": (ErrorKind.TURN_FAILED, True),
-    "responseStreamDisconnected": (ErrorKind.TURN_FAILED, True),
-    "responseTooManyFailedAttempts": (ErrorKind.TURN_FAILED, True),
-    "internalServerError": (ErrorKind.TURN_FAILED, True),
-    "other": (ErrorKind.TURN_FAILED, True),
+_FAILURES: dict[str, tuple[AdapterErrorKind, bool]] = {
+    "unauthorized": (AdapterErrorKind.RESPONSE_ERROR, False),
+    "badRequest": (AdapterErrorKind.RESPONSE_ERROR, False),
+    "contextWindowExceeded": (AdapterErrorKind.TURN_FAILED, False),
+    "usageLimitExceeded": (AdapterErrorKind.TURN_FAILED, False),
+    "sandboxError": (AdapterErrorKind.TURN_FAILED, False),
+    "httpConnectionFailed": (AdapterErrorKind.TURN_FAILED, True),
+    "responseStreamConnectionFailed": (AdapterErrorKind.TURN_FAILED, True),
+    "responseStreamDisconnected": (AdapterErrorKind.TURN_FAILED, True),
+    "responseTooManyFailedAttempts": (AdapterErrorKind.TURN_FAILED, True),
+    "internalServerError": (AdapterErrorKind.TURN_FAILED, True),
+    "other": (AdapterErrorKind.TURN_FAILED, True),
 }
 _AUTH_STATUSES = frozenset({401, 403})
 
@@ -61,7 +62,7 @@ def error_info_name(info: Any) -> tuple[str, Mapping[str, Any]]:
     return "", {}
 
 
-def classify_failure(info: Any) -> tuple[ErrorKind, bool]:
+def classify_failure(info: Any) -> tuple[AdapterErrorKind, bool]:
     """The error kind and retry hint of a failed turn's `codexErrorInfo`.
 
     An HTTP 401/403 behind a connection failure is a credential problem:
@@ -70,8 +71,8 @@ def classify_failure(info: Any) -> tuple[ErrorKind, bool]:
     name, details = error_info_name(info)
     name = name[:1].lower() + name[1:]  # PascalCase spellings name the same failures
     if details.get("httpStatusCode") in _AUTH_STATUSES:
-        return ErrorKind.RESPONSE_ERROR, False
-    return _FAILURES.get(name, (ErrorKind.TURN_FAILED, True))
+        return AdapterErrorKind.RESPONSE_ERROR, False
+    return _FAILURES.get(name, (AdapterErrorKind.TURN_FAILED, True))
 
 
 def usage_from(token_usage: Any) -> TokenUsage | None:
@@ -199,13 +200,15 @@ class CodexTranslator(TurnTranslator):
             final, result = self.complete()
             return [usage_event, final], result
         if status == "interrupted":
-            events, result = self.fail(AgentError(ErrorKind.TURN_CANCELLED, "turn interrupted"))
+            events, result = self.fail(
+                AgentError(AdapterErrorKind.TURN_CANCELLED, "turn interrupted")
+            )
             return [usage_event, *events], result
         error = as_mapping(turn.get("error"))
         message = as_str(error.get("message")) or self.last_error or f"turn ended as {status!r}"
         kind, retryable = classify_failure(error.get("codexErrorInfo"))
         if self.input_required:
-            kind, retryable = ErrorKind.TURN_INPUT_REQUIRED, False
+            kind, retryable = AdapterErrorKind.TURN_INPUT_REQUIRED, False
         info, _ = error_info_name(error.get("codexErrorInfo"))
         if info:
             message = f"{message} [{info}]"

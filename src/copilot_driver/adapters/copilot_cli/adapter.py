@@ -27,7 +27,7 @@ from copilot_driver.adapters.copilot_cli.options import (
 )
 from copilot_driver.adapters.copilot_cli.translate import CopilotCliTranslator
 from copilot_driver.adapters.core.agent_events import EventType
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.process import AgentProcess, LineOverflow
 from copilot_driver.adapters.core.session import (
     EventCallback,
@@ -37,6 +37,7 @@ from copilot_driver.adapters.core.session import (
 from copilot_driver.adapters.core.ssh import ssh_argv
 from copilot_driver.adapters.core.turn import TurnAdapter, cancelled, emit
 from copilot_driver.adapters.core.workspace import place_agent
+from copilot_driver.error_kinds import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,9 @@ class CopilotCliAdapter(TurnAdapter[CopilotCliSession, CopilotCliOptions]):
                         events = translator.feed(line)
                     emit(events, on_event)
             except OSError as exc:  # the pipe broke: the agent's output is lost
-                error = AgentError(ErrorKind.PORT_EXIT, f"reading copilot's output failed: {exc}")
+                error = AgentError(
+                    AdapterErrorKind.PORT_EXIT, f"reading copilot's output failed: {exc}"
+                )
                 return self._ended(session, translator, on_event, error)
             returncode = await process.wait()
             usage_report = _read_usage_file(usage_path)
@@ -185,9 +188,11 @@ class CopilotCliAdapter(TurnAdapter[CopilotCliSession, CopilotCliOptions]):
 def _spawn_failure(binary: str, exc: OSError | ValueError) -> AgentError:
     if isinstance(exc, OSError):
         message = f"cannot start {binary}: {exc.strerror or exc}"
-        return AgentError(ErrorKind.AGENT_NOT_FOUND, message)
+        return AgentError(AdapterErrorKind.AGENT_NOT_FOUND, message)
     # ValueError: a NUL byte, which no command line can carry; a retry cannot help
-    return AgentError(ErrorKind.TURN_FAILED, f"cannot start {binary}: {exc}", retryable=False)
+    return AgentError(
+        AdapterErrorKind.TURN_FAILED, f"cannot start {binary}: {exc}", retryable=False
+    )
 
 
 def _reserve_usage_file() -> Path:

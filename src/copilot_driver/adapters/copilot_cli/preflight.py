@@ -14,8 +14,9 @@ import logging
 import shutil
 from collections.abc import Mapping, Sequence
 
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.env import PLATFORM_TOKENS
+from copilot_driver.error_kinds import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 
@@ -50,18 +51,18 @@ async def canary(binary: str, env: Mapping[str, str], timeout_s: float = CANARY_
         code, output = await _run([binary, "--version"], env, timeout_s)
     except TimeoutError:
         raise AgentError(
-            ErrorKind.AGENT_NOT_FOUND,
+            AdapterErrorKind.AGENT_NOT_FOUND,
             f"{binary} --version did not answer within {timeout_s:g} s; "
             "the Copilot CLI is not functional (is Node.js 22+ installed?)",
         ) from None
     except OSError as exc:
         raise AgentError(
-            ErrorKind.AGENT_NOT_FOUND, f"{binary} cannot be started: {exc.strerror or exc}"
+            AdapterErrorKind.AGENT_NOT_FOUND, f"{binary} cannot be started: {exc.strerror or exc}"
         ) from None
     if code != 0:
         last = output.splitlines()[-1] if output else "no output"
         raise AgentError(
-            ErrorKind.AGENT_NOT_FOUND,
+            AdapterErrorKind.AGENT_NOT_FOUND,
             f"{binary} --version failed with status {code} ({last}); "
             "the Copilot CLI is not functional (is Node.js 22+ installed?)",
         )
@@ -101,7 +102,7 @@ async def check_authentication(env: Mapping[str, str], timeout_s: float = GH_AUT
             log.warning("no token variable set; relying on the GitHub CLI's login (gh auth status)")
             return "gh auth"
     raise AgentError(
-        ErrorKind.AGENT_NOT_FOUND,
+        AdapterErrorKind.AGENT_NOT_FOUND,
         "no GitHub authentication for the Copilot CLI: set COPILOT_GITHUB_TOKEN, GH_TOKEN "
         "or GITHUB_TOKEN, log in with `gh auth login`, or configure an offline provider "
         "(COPILOT_OFFLINE=true with COPILOT_PROVIDER_BASE_URL)",

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage, shorten
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.payload import (
     as_count,
     as_int_or_none,
@@ -36,6 +36,7 @@ from copilot_driver.adapters.core.payload import (
 from copilot_driver.adapters.core.session import TurnResult
 from copilot_driver.adapters.core.ssh import EXIT_COMMAND_NOT_FOUND, SSH_EXIT_CONNECTION_FAILED
 from copilot_driver.adapters.core.turn import Handler, TurnTranslator
+from copilot_driver.error_kinds import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 
@@ -231,19 +232,19 @@ class CopilotCliTranslator(TurnTranslator):
         if returncode < 0:
             name = _signal_name(-returncode)
             return self._end(
-                events, ErrorKind.TURN_CANCELLED, f"{self.agent_name} was stopped by {name}"
+                events, AdapterErrorKind.TURN_CANCELLED, f"{self.agent_name} was stopped by {name}"
             )
         if returncode == EXIT_COMMAND_NOT_FOUND:
             where = f"on {self.ssh_host}" if self.ssh_host else "on PATH"
             return self._end(
                 events,
-                ErrorKind.AGENT_NOT_FOUND,
+                AdapterErrorKind.AGENT_NOT_FOUND,
                 f"{self.agent_name} not found {where} (exit 127){_detail(stderr)}",
             )
         if self.ssh_host and returncode == SSH_EXIT_CONNECTION_FAILED:
             return self._end(
                 events,
-                ErrorKind.PORT_EXIT,
+                AdapterErrorKind.PORT_EXIT,
                 f"ssh to {self.ssh_host} failed (exit 255){_detail(stderr)}",
             )
         result_code = self.result.exit_code if self.result else None
@@ -252,14 +253,14 @@ class CopilotCliTranslator(TurnTranslator):
             cause = self.last_error or _first_error_line(stderr) or "no error message"
             return self._end(
                 events,
-                ErrorKind.TURN_FAILED,
+                AdapterErrorKind.TURN_FAILED,
                 f"{self.agent_name} reported exit code {code}: {cause}",
                 api_ms=api_ms,
             )
         if self.result is None and returncode != 0:
             return self._end(
                 events,
-                ErrorKind.PORT_EXIT,
+                AdapterErrorKind.PORT_EXIT,
                 f"{self.agent_name} exited with status {returncode} before reporting a result"
                 f"{_detail(stderr)}",
             )
@@ -269,7 +270,7 @@ class CopilotCliTranslator(TurnTranslator):
     def _end(
         self,
         events: list[AgentEvent],
-        kind: ErrorKind,
+        kind: AdapterErrorKind,
         message: str,
         *,
         api_ms: int | None = None,

@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from copilot_driver import formatting
-from copilot_driver.adapters.core.errors import ErrorKind
+from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.formatting import iso_utc
 
 MESSAGE_LIMIT = 500
@@ -89,7 +89,7 @@ class AgentEvent:
     tool_duration_ms: int | None = None
     tool_error: bool | None = None
     usage: TokenUsage | None = None
-    error_kind: ErrorKind | None = None
+    error_kind: AdapterErrorKind | None = None
     api_duration_ms: int | None = None
     raw_type: str | None = None
     """The agent's own event name (e.g. `tool.execution_start`), for tracing."""

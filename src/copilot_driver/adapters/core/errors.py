@@ -9,27 +9,14 @@ adapter that knows better (e.g. Codex's `contextWindowExceeded` is a
 
 from __future__ import annotations
 
-from enum import StrEnum
-
-
-class ErrorKind(StrEnum):
-    INVALID_WORKSPACE_CWD = "invalid_workspace_cwd"
-    AGENT_NOT_FOUND = "agent_not_found"
-    PORT_EXIT = "port_exit"
-    RESPONSE_ERROR = "response_error"
-    RESPONSE_TIMEOUT = "response_timeout"
-    TURN_TIMEOUT = "turn_timeout"
-    TURN_FAILED = "turn_failed"
-    TURN_CANCELLED = "turn_cancelled"
-    TURN_INPUT_REQUIRED = "turn_input_required"
-
+from copilot_driver.error_kinds import AdapterErrorKind
 
 RETRYABLE_BY_DEFAULT = frozenset(
     {
-        ErrorKind.PORT_EXIT,
-        ErrorKind.RESPONSE_TIMEOUT,
-        ErrorKind.TURN_TIMEOUT,
-        ErrorKind.TURN_FAILED,
+        AdapterErrorKind.PORT_EXIT,
+        AdapterErrorKind.RESPONSE_TIMEOUT,
+        AdapterErrorKind.TURN_TIMEOUT,
+        AdapterErrorKind.TURN_FAILED,
     }
 )
 
@@ -37,7 +24,9 @@ RETRYABLE_BY_DEFAULT = frozenset(
 class AgentError(Exception):
     """A failure an adapter reports: a kind, one clear sentence, and a retry hint."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, retryable: bool | None = None) -> None:
+    def __init__(
+        self, kind: AdapterErrorKind, message: str, *, retryable: bool | None = None
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message

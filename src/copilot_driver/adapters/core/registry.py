@@ -11,10 +11,11 @@ from __future__ import annotations
 import importlib
 import shutil
 
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import Adapter, AdapterConfig
 from copilot_driver.adapters.core.spec import AdapterSpec
 from copilot_driver.adapters.core.ssh import find_ssh
+from copilot_driver.error_kinds import AdapterErrorKind
 
 BUILT_IN: dict[str, str] = {
     "copilot-cli": "copilot_driver.adapters.copilot_cli",
@@ -66,6 +67,6 @@ def preflight(kind: str, config: AdapterConfig | None = None) -> None:
     command = (config.command or spec.default_command or "").split(" ", 1)[0]
     if not command or shutil.which(command, path=env.get("PATH")) is None:
         raise AgentError(
-            ErrorKind.AGENT_NOT_FOUND,
+            AdapterErrorKind.AGENT_NOT_FOUND,
             f"{kind}: agent command {command!r} not found on PATH (set agent.command to its path)",
         )

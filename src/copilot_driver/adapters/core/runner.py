@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from copilot_driver.adapters.core.agent_events import AgentEvent
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import (
     Adapter,
     EventCallback,
@@ -28,6 +28,7 @@ from copilot_driver.adapters.core.session import (
     TurnResult,
 )
 from copilot_driver.adapters.core.turn import cancelling
+from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.redaction import Redactor
 
 DEFAULT_MAX_TURNS = 20
@@ -67,7 +68,7 @@ class TurnRunner:
     ) -> TurnResult:
         if session.turns_started >= self.limits.max_turns:
             raise AgentError(
-                ErrorKind.TURN_FAILED,
+                AdapterErrorKind.TURN_FAILED,
                 f"max_turns reached: this session already ran {session.turns_started} "
                 f"of {self.limits.max_turns} turns",
                 retryable=False,
@@ -139,7 +140,7 @@ def _limit_tripped(session: Session, reason: str) -> TurnResult:
         session_id=session.id,
         exit_reason=ExitReason.CANCELLED,
         usage=session.usage,
-        error=AgentError(ErrorKind.TURN_TIMEOUT, reason),
+        error=AgentError(AdapterErrorKind.TURN_TIMEOUT, reason),
     )
 
 

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.options import is_variable_name
+from copilot_driver.error_kinds import AdapterErrorKind
 
 HostKeyChecking = Literal["accept-new", "yes", "no"]
 HOST_KEY_CHECKING_VALUES: tuple[str, ...] = get_args(HostKeyChecking)
@@ -30,7 +31,7 @@ def find_ssh(env: Mapping[str, str]) -> str:
     found = shutil.which("ssh", path=env.get("PATH"))
     if found is None:
         raise AgentError(
-            ErrorKind.AGENT_NOT_FOUND, "ssh_hosts is set but no `ssh` binary is on PATH"
+            AdapterErrorKind.AGENT_NOT_FOUND, "ssh_hosts is set but no `ssh` binary is on PATH"
         )
     return found
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage, shorten
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.options import OptionBlock
 from copilot_driver.adapters.core.session import (
     AdapterConfig,
@@ -39,6 +39,7 @@ from copilot_driver.adapters.core.session import (
     Session,
     TurnResult,
 )
+from copilot_driver.error_kinds import AdapterErrorKind
 
 TURN_CANCELLED = "turn cancelled"
 """The reason of a cancellation whose canceller gave none."""
@@ -55,7 +56,7 @@ Handler = Callable[[Any, Mapping[str, Any]], list[AgentEvent]]
 def cancelled(cancel: asyncio.CancelledError) -> AgentError:
     """The `turn_cancelled` error of a turn cancelled with `cancel`."""
     reason = str(cancel.args[0]) if cancel.args and cancel.args[0] else TURN_CANCELLED
-    return AgentError(ErrorKind.TURN_CANCELLED, reason)
+    return AgentError(AdapterErrorKind.TURN_CANCELLED, reason)
 
 
 def cancelling(task: asyncio.Task[Any] | None) -> bool:
@@ -212,7 +213,7 @@ class TurnTranslator:
     ) -> tuple[list[AgentEvent], TurnResult]:
         """The final events and the result of a turn that ended with `error`:
         `turn_cancelled` for a `turn_cancelled` error, else `turn_failed`."""
-        cancelled = error.kind is ErrorKind.TURN_CANCELLED
+        cancelled = error.kind is AdapterErrorKind.TURN_CANCELLED
         event = self.event(
             EventType.TURN_CANCELLED if cancelled else EventType.TURN_FAILED,
             error.message,

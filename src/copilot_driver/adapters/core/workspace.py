@@ -12,9 +12,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import AdapterConfig
 from copilot_driver.adapters.core.ssh import find_ssh
+from copilot_driver.error_kinds import AdapterErrorKind
 
 
 def validate_workspace(workspace: str | Path, *, remote: bool = False) -> Path:
@@ -22,21 +23,26 @@ def validate_workspace(workspace: str | Path, *, remote: bool = False) -> Path:
     lives on the SSH host and cannot be checked from here)."""
     text = str(workspace)
     if not text.strip():
-        raise AgentError(ErrorKind.INVALID_WORKSPACE_CWD, "the workspace path is empty")
+        raise AgentError(AdapterErrorKind.INVALID_WORKSPACE_CWD, "the workspace path is empty")
     if "\x00" in text:
-        raise AgentError(ErrorKind.INVALID_WORKSPACE_CWD, "the workspace path contains a NUL byte")
+        raise AgentError(
+            AdapterErrorKind.INVALID_WORKSPACE_CWD, "the workspace path contains a NUL byte"
+        )
     path = Path(text)
     if not path.is_absolute():
         raise AgentError(
-            ErrorKind.INVALID_WORKSPACE_CWD, f"the workspace path must be absolute, got {text!r}"
+            AdapterErrorKind.INVALID_WORKSPACE_CWD,
+            f"the workspace path must be absolute, got {text!r}",
         )
     if remote:
         return path
     if not path.exists():
-        raise AgentError(ErrorKind.INVALID_WORKSPACE_CWD, f"the workspace {text!r} does not exist")
+        raise AgentError(
+            AdapterErrorKind.INVALID_WORKSPACE_CWD, f"the workspace {text!r} does not exist"
+        )
     if not path.is_dir():
         raise AgentError(
-            ErrorKind.INVALID_WORKSPACE_CWD, f"the workspace {text!r} is not a directory"
+            AdapterErrorKind.INVALID_WORKSPACE_CWD, f"the workspace {text!r} is not a directory"
         )
     return path
 
@@ -65,7 +71,7 @@ def place_agent(
     binary = shutil.which(command, path=env.get("PATH"))
     if binary is None:
         raise AgentError(
-            ErrorKind.AGENT_NOT_FOUND,
+            AdapterErrorKind.AGENT_NOT_FOUND,
             f"the {agent} {command!r} was not found on PATH "
             f"(install {package}, or set agent.command to its path)",
         )

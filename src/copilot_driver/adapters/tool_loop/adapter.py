@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import AdapterConfig, EventCallback, Session, TurnResult
 from copilot_driver.adapters.core.turn import (
     SESSION_STOPPED,
@@ -47,6 +47,7 @@ from copilot_driver.adapters.tool_loop.sandbox import resolve_root
 from copilot_driver.adapters.tool_loop.stream import ChatClient, Message
 from copilot_driver.adapters.tool_loop.tools import Toolbox
 from copilot_driver.adapters.tool_loop.translate import ToolLoopTranslator
+from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.redaction import mask_url_userinfo
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ class ToolLoopAdapter(TurnAdapter[ToolLoopSession, ToolLoopOptions]):
     ) -> ToolLoopSession:
         if self.config.ssh is not None:
             raise AgentError(
-                ErrorKind.INVALID_WORKSPACE_CWD,
+                AdapterErrorKind.INVALID_WORKSPACE_CWD,
                 "the tool-loop agent edits local files; worker.ssh_hosts is not supported",
                 retryable=False,
             )
@@ -95,7 +96,7 @@ class ToolLoopAdapter(TurnAdapter[ToolLoopSession, ToolLoopOptions]):
             root = resolve_root(path)
         except (OSError, RuntimeError) as exc:
             raise AgentError(
-                ErrorKind.INVALID_WORKSPACE_CWD,
+                AdapterErrorKind.INVALID_WORKSPACE_CWD,
                 f"the workspace {str(path)!r} cannot be resolved: {exc}",
             ) from None
         if resume_session_id:
@@ -160,7 +161,7 @@ class ToolLoopAdapter(TurnAdapter[ToolLoopSession, ToolLoopOptions]):
                 session.messages.pop()
         session.usage = translator.usage
         if translator.result is None:  # the loop always ends with FinalReply or LoopFailed
-            error = AgentError(ErrorKind.TURN_FAILED, "the turn ended without an outcome")
+            error = AgentError(AdapterErrorKind.TURN_FAILED, "the turn ended without an outcome")
             return translator.end(error, on_event)
         return translator.result
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from copilot_driver.adapters.core.agent_events import TokenUsage, shorten
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.tool_loop.stream import (
     Completion,
     Message,
@@ -38,6 +38,7 @@ from copilot_driver.adapters.tool_loop.stream import (
     ToolCallRequest,
 )
 from copilot_driver.adapters.tool_loop.tools import Toolbox, ToolOutcome, path_argument
+from copilot_driver.error_kinds import AdapterErrorKind
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a coding agent working on a software project. Use the tools to inspect and "
@@ -157,7 +158,7 @@ async def agentic_loop(
         messages.append(_assistant_message(completion.text, calls))
         await _run_tools(toolbox, calls, messages, emit)
     cap = AgentError(
-        ErrorKind.TURN_FAILED,
+        AdapterErrorKind.TURN_FAILED,
         f"the model was still calling tools after {max_rounds} rounds (max_rounds); "
         "the turn was stopped without a final answer",
         retryable=False,

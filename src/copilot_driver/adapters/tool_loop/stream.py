@@ -35,10 +35,11 @@ import httpx
 from httpx_sse import SSEError, aconnect_sse
 
 from copilot_driver.adapters.core.agent_events import TokenUsage, shorten
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.payload import as_count
 from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
 from copilot_driver.adapters.tool_loop.tools import TOOL_DEFINITIONS
+from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.redaction import mask_url_userinfo
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ class CompletionAccumulator:
         error = chunk.get("error")
         if error is not None:
             raise AgentError(
-                ErrorKind.RESPONSE_ERROR,
+                AdapterErrorKind.RESPONSE_ERROR,
                 f"the model server reported an error in the stream: {_error_text(error)}",
                 retryable=False,
             )
@@ -179,13 +180,13 @@ def completion_from_json(body: Any, model: str = "") -> Completion:
     """A non-streamed answer (a server that ignored `stream: true`)."""
     if not isinstance(body, Mapping):
         raise AgentError(
-            ErrorKind.RESPONSE_ERROR,
+            AdapterErrorKind.RESPONSE_ERROR,
             "the model server's answer is not a JSON object",
             retryable=False,
         )
     if body.get("error") is not None:
         raise AgentError(
-            ErrorKind.RESPONSE_ERROR,
+            AdapterErrorKind.RESPONSE_ERROR,
             f"the model server reported an error: {_error_text(body['error'])}",
             retryable=False,
         )
@@ -194,7 +195,7 @@ def completion_from_json(body: Any, model: str = "") -> Completion:
     message = choice.get("message") if isinstance(choice, Mapping) else None
     if not isinstance(choice, Mapping) or not isinstance(message, Mapping):
         raise AgentError(
-            ErrorKind.RESPONSE_ERROR,
+            AdapterErrorKind.RESPONSE_ERROR,
             "the model server's answer has no choices[0].message",
             retryable=False,
         )
@@ -248,7 +249,7 @@ def http_error(status: int, body: bytes, url: str) -> AgentError:
     if detail:
         message += f": {shorten(detail, 300)}"
     retryable = status in RETRYABLE_STATUS or status >= 500
-    return AgentError(ErrorKind.RESPONSE_ERROR, message, retryable=retryable)
+    return AgentError(AdapterErrorKind.RESPONSE_ERROR, message, retryable=retryable)
 
 
 class ChatClient:
@@ -268,13 +269,13 @@ class ChatClient:
             return await self._post(url, body, on_token)
         except (httpx.DecodingError, SSEError) as exc:  # SSEError is a TransportError: first
             raise AgentError(
-                ErrorKind.RESPONSE_ERROR,
+                AdapterErrorKind.RESPONSE_ERROR,
                 f"the model server's answer could not be read: {exc}",
                 retryable=False,
             ) from None
         except httpx.TimeoutException as exc:
             raise AgentError(
-                ErrorKind.RESPONSE_TIMEOUT,
+                AdapterErrorKind.RESPONSE_TIMEOUT,
                 f"the model server at {mask_url_userinfo(self.options.base_url)} "
                 "did not answer within "
                 f"request_timeout_ms ({self.options.request_timeout_ms} ms): "
@@ -284,7 +285,7 @@ class ChatClient:
             # httpx gives a reset connection no text of its own.
             detail = str(exc) or "the connection was closed or reset before the answer was complete"
             raise AgentError(
-                ErrorKind.PORT_EXIT,
+                AdapterErrorKind.PORT_EXIT,
                 f"the connection to the model server at "
                 f"{mask_url_userinfo(self.options.base_url)} failed: "
                 f"{type(exc).__name__}: {detail}",
@@ -315,7 +316,7 @@ class ChatClient:
                     chunk = json.loads(data)
                 except (ValueError, RecursionError):
                     raise AgentError(
-                        ErrorKind.RESPONSE_ERROR,
+                        AdapterErrorKind.RESPONSE_ERROR,
                         "the model server sent a stream event that is not JSON: "
                         + shorten(data, 200),
                         retryable=False,
@@ -325,7 +326,7 @@ class ChatClient:
                     on_token(text)
             if not done and not accumulator.finished:
                 raise AgentError(
-                    ErrorKind.PORT_EXIT,
+                    AdapterErrorKind.PORT_EXIT,
                     "the model server's stream ended before the answer was complete "
                     "(no finish_reason, no [DONE])",
                 )

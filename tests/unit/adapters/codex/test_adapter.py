@@ -23,10 +23,11 @@ from copilot_driver.adapters.codex import CodexAdapter, CodexSession
 from copilot_driver.adapters.codex import adapter as adapter_module
 from copilot_driver.adapters.codex.adapter import CLIENT_INFO
 from copilot_driver.adapters.core.agent_events import EventType, TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import AdapterConfig, ExitReason, Session, TurnResult
 from copilot_driver.adapters.core.ssh import SshSettings
 from copilot_driver.adapters.core.tools import DynamicTool, ToolOutput
+from copilot_driver.error_kinds import AdapterErrorKind
 
 if TYPE_CHECKING:
     from unit.adapters.codex.conftest import FakeCodex, Recorder, Script, Transcript
@@ -135,16 +136,16 @@ PROMPTS = {
     [
         ("full-session-hi-dynamic-tool-shell", ["completed"] * 3, None, None),
         ("shell-command-nonzero-exit", ["completed"], None, None),
-        ("model-http-500-default-retries", ["failed"], ErrorKind.TURN_FAILED, True),
-        ("model-server-down-no-retries", ["failed"], ErrorKind.TURN_FAILED, True),
-        ("no-auth-builtin-openai-provider", ["failed"], ErrorKind.RESPONSE_ERROR, False),
-        ("provider-env-key-missing", ["failed"], ErrorKind.TURN_FAILED, True),
+        ("model-http-500-default-retries", ["failed"], AdapterErrorKind.TURN_FAILED, True),
+        ("model-server-down-no-retries", ["failed"], AdapterErrorKind.TURN_FAILED, True),
+        ("no-auth-builtin-openai-provider", ["failed"], AdapterErrorKind.RESPONSE_ERROR, False),
+        ("provider-env-key-missing", ["failed"], AdapterErrorKind.TURN_FAILED, True),
     ],
 )
 async def test_replayed_transcripts(
     name: str,
     reasons: list[str],
-    kind: ErrorKind | None,
+    kind: AdapterErrorKind | None,
     retryable: bool | None,
     fake_codex: FakeCodex,
     codex_transcripts: dict[str, Transcript],
@@ -291,7 +292,7 @@ async def test_an_interrupted_transcript_via_task_cancellation(
     turn_id = transcript.first("out", "turn/interrupt")["params"]["turnId"]
     assert interrupt["params"] == {"threadId": session.id, "turnId": turn_id}
     assert recorder.types()[-1] is EventType.TURN_CANCELLED
-    assert recorder.of(EventType.TURN_CANCELLED)[0].error_kind is ErrorKind.TURN_CANCELLED
+    assert recorder.of(EventType.TURN_CANCELLED)[0].error_kind is AdapterErrorKind.TURN_CANCELLED
     assert EventType.TURN_FAILED not in recorder.types()
     fake_codex.assert_messages_match_the_schema([])
 
@@ -420,7 +421,7 @@ async def test_a_failed_login_fails_the_start(fake_codex: FakeCodex, pids: Pids)
     )
     adapter = fake_codex.adapter(script, env={"CODEX_API_KEY": fake_codex.api_key})
     error = await failed_start(adapter, fake_codex)
-    assert error.kind is ErrorKind.RESPONSE_ERROR
+    assert error.kind is AdapterErrorKind.RESPONSE_ERROR
     assert "API key login failed: Invalid API key" in error.message
     assert fake_codex.api_key not in str(error)
     assert fake_codex.saw_eof()
@@ -432,7 +433,7 @@ async def test_a_login_that_never_completes_times_out(fake_codex: FakeCodex, pid
     env = {"CODEX_API_KEY": fake_codex.api_key}
     adapter = fake_codex.adapter(script, env=env, read_timeout_ms=300)
     error = await failed_start(adapter, fake_codex)
-    assert error.kind is ErrorKind.RESPONSE_ERROR
+    assert error.kind is AdapterErrorKind.RESPONSE_ERROR
     assert "no answer in time" in error.message
     assert await pids.gone_async(fake_codex.started()["pid"])
 
@@ -493,7 +494,7 @@ async def test_start_up_failures_are_response_errors_and_stop_the_process(
 ) -> None:
     adapter = fake_codex.adapter(script_end(fake_codex.script()))
     error = await failed_start(adapter, fake_codex)
-    assert error.kind is ErrorKind.RESPONSE_ERROR
+    assert error.kind is AdapterErrorKind.RESPONSE_ERROR
     assert error.retryable is False
     assert error.message.startswith("codex app-server start-up failed: ")
     assert fragment in error.message
@@ -505,7 +506,7 @@ async def test_an_unanswered_initialize_times_out(fake_codex: FakeCodex, pids: P
     began = time.monotonic()
     error = await failed_start(adapter, fake_codex)
     assert time.monotonic() - began < 5
-    assert error.kind is ErrorKind.RESPONSE_ERROR
+    assert error.kind is AdapterErrorKind.RESPONSE_ERROR
     assert "no answer in time" in error.message
     assert await pids.gone_async(fake_codex.started()["pid"])
 
@@ -516,7 +517,7 @@ async def test_a_missing_binary_is_agent_not_found(fake_codex: FakeCodex) -> Non
     )
     with pytest.raises(AgentError) as raised:
         await adapter.start_session(fake_codex.workspace)
-    assert raised.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert raised.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert "no-such-codex" in raised.value.message
 
 
@@ -524,7 +525,7 @@ async def test_a_missing_binary_is_agent_not_found(fake_codex: FakeCodex) -> Non
 def test_an_empty_command_is_agent_not_found(command: str) -> None:
     with pytest.raises(AgentError) as raised:
         CodexAdapter(AdapterConfig(command=command or " "))
-    assert raised.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert raised.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
 
 
 @pytest.mark.parametrize("which", ["relative", "missing", "file", "empty", "nul"])
@@ -543,7 +544,7 @@ async def test_an_invalid_workspace_is_rejected_before_spawning(
     adapter = fake_codex.adapter(fake_codex.script().start())
     with pytest.raises(AgentError) as raised:
         await adapter.start_session(workspace)
-    assert raised.value.kind is ErrorKind.INVALID_WORKSPACE_CWD
+    assert raised.value.kind is AdapterErrorKind.INVALID_WORKSPACE_CWD
     assert fake_codex.log() == [], "nothing was started"
 
 
@@ -620,7 +621,7 @@ async def test_a_turn_start_error_fails_the_turn_not_the_session(
     second = await adapter.run_turn(session, "two", on_event=recorder)
     await stopped(adapter, session)
     assert failed.error is not None
-    assert failed.error.kind is ErrorKind.TURN_FAILED
+    assert failed.error.kind is AdapterErrorKind.TURN_FAILED
     assert "turn/start failed: Invalid request" in failed.error.message
     assert second.ok
     checked(fake_codex)
@@ -632,7 +633,7 @@ async def test_an_unanswered_turn_start_is_a_response_timeout(
     script = fake_codex.script().start().expect("turn/start")
     _, result = await one_turn(fake_codex, script, recorder, "hi", read_timeout_ms=400)
     assert result.error is not None
-    assert result.error.kind is ErrorKind.RESPONSE_TIMEOUT
+    assert result.error.kind is AdapterErrorKind.RESPONSE_TIMEOUT
     assert result.error.retryable is True
     assert recorder.types()[-1] is EventType.TURN_FAILED
 
@@ -650,17 +651,17 @@ async def test_the_app_server_exiting_mid_turn_is_port_exit(
     result = await asyncio.wait_for(adapter.run_turn(session, "hi", on_event=recorder), 10)
     assert result.exit_reason is ExitReason.FAILED
     assert result.error is not None
-    assert result.error.kind is ErrorKind.PORT_EXIT
+    assert result.error.kind is AdapterErrorKind.PORT_EXIT
     assert result.error.retryable is True
     assert "model stream died" in result.error.message, "the stderr tail explains the exit"
     assert "mid-turn" in result.error.message
     (failed,) = recorder.of(EventType.TURN_FAILED)
-    assert failed.error_kind is ErrorKind.PORT_EXIT
+    assert failed.error_kind is AdapterErrorKind.PORT_EXIT
     # The session is dead: the next turn fails at once (whether or not the exit
     # status has been collected yet).
     again = await asyncio.wait_for(adapter.run_turn(session, "again", on_event=recorder), 5)
     assert again.error is not None
-    assert again.error.kind is ErrorKind.PORT_EXIT
+    assert again.error.kind is AdapterErrorKind.PORT_EXIT
     assert "codex app-server" in again.error.message
     await stopped(adapter, session)
     assert await pids.gone_async(fake_codex.started()["pid"])
@@ -901,9 +902,12 @@ async def test_a_request_for_user_input_fails_the_turn_as_input_required(
     assert reply["error"]["code"] == -32000
     assert "unattended" in reply["error"]["message"]
     assert result.error is not None
-    assert (result.error.kind, result.error.retryable) == (ErrorKind.TURN_INPUT_REQUIRED, False)
+    assert (result.error.kind, result.error.retryable) == (
+        AdapterErrorKind.TURN_INPUT_REQUIRED,
+        False,
+    )
     (failed,) = recorder.of(EventType.TURN_FAILED)
-    assert failed.error_kind is ErrorKind.TURN_INPUT_REQUIRED
+    assert failed.error_kind is AdapterErrorKind.TURN_INPUT_REQUIRED
     assert any("asked for user input" in m for m in recorder.messages())
     checked(fake_codex)
 
@@ -942,7 +946,7 @@ async def test_cancelling_a_turn_interrupts_it_and_the_session_goes_on(
     (interrupt,) = fake_codex.requests("turn/interrupt")
     assert interrupt["params"] == {"threadId": fake_codex.thread_id, "turnId": fake_codex.turn_id}
     (cancelled,) = recorder.of(EventType.TURN_CANCELLED)
-    assert cancelled.error_kind is ErrorKind.TURN_CANCELLED
+    assert cancelled.error_kind is AdapterErrorKind.TURN_CANCELLED
     assert recorder.types()[-1] is EventType.TURN_CANCELLED
     second = await asyncio.wait_for(adapter.run_turn(session, "next", on_event=recorder), 10)
     await stopped(adapter, session)
@@ -1018,7 +1022,7 @@ async def test_ssh_without_an_ssh_binary_is_agent_not_found(fake_codex: FakeCode
     )
     with pytest.raises(AgentError) as raised:
         await adapter.start_session(fake_codex.workspace)
-    assert raised.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert raised.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert "ssh" in raised.value.message
 
 

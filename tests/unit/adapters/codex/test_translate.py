@@ -24,8 +24,9 @@ from copilot_driver.adapters.codex.translate import (
     usage_from,
 )
 from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import ExitReason
+from copilot_driver.error_kinds import AdapterErrorKind
 
 if TYPE_CHECKING:
     from unit.adapters.codex.conftest import CodexSchemas, Transcript
@@ -225,34 +226,34 @@ def test_a_completed_turn(feed: Feed) -> None:
     [
         (
             turn_error("Connection failed", {"httpConnectionFailed": {"httpStatusCode": None}}),
-            ErrorKind.TURN_FAILED,
+            AdapterErrorKind.TURN_FAILED,
             True,
             "Connection failed [httpConnectionFailed]",
         ),
         (
             turn_error("context is full", "contextWindowExceeded"),
-            ErrorKind.TURN_FAILED,
+            AdapterErrorKind.TURN_FAILED,
             False,
             "context is full [contextWindowExceeded]",
         ),
         (
             turn_error("401", {"httpConnectionFailed": {"httpStatusCode": 401}}),
-            ErrorKind.RESPONSE_ERROR,
+            AdapterErrorKind.RESPONSE_ERROR,
             False,
             "401 [httpConnectionFailed]",
         ),
         (
             turn_error("bad key", "unauthorized"),
-            ErrorKind.RESPONSE_ERROR,
+            AdapterErrorKind.RESPONSE_ERROR,
             False,
             "bad key [unauthorized]",
         ),
-        (turn_error("odd", None), ErrorKind.TURN_FAILED, True, "odd"),
-        (None, ErrorKind.TURN_FAILED, True, "turn ended as 'failed'"),
+        (turn_error("odd", None), AdapterErrorKind.TURN_FAILED, True, "odd"),
+        (None, AdapterErrorKind.TURN_FAILED, True, "turn ended as 'failed'"),
     ],
 )
 def test_a_failed_turn(
-    feed: Feed, error: dict[str, Any] | None, kind: ErrorKind, retryable: bool, message: str
+    feed: Feed, error: dict[str, Any] | None, kind: AdapterErrorKind, retryable: bool, message: str
 ) -> None:
     target = mapper()
     feed(target, "turn/completed", {"threadId": THREAD, "turn": turn("failed", error)})
@@ -284,11 +285,11 @@ def test_an_interrupted_turn_is_cancelled(feed: Feed) -> None:
     events, result = target.finish()
     assert [(e.type, e.error_kind) for e in events] == [
         (EventType.TOKEN_USAGE, None),
-        (EventType.TURN_CANCELLED, ErrorKind.TURN_CANCELLED),
+        (EventType.TURN_CANCELLED, AdapterErrorKind.TURN_CANCELLED),
     ]
     assert result.exit_reason is ExitReason.CANCELLED
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_CANCELLED
+    assert result.error.kind is AdapterErrorKind.TURN_CANCELLED
     assert result.usage == TokenUsage(input_tokens=5), "the session's usage so far"
 
 
@@ -299,7 +300,10 @@ def test_input_required_overrides_the_failure_class(feed: Feed) -> None:
     feed(target, "turn/completed", {"threadId": THREAD, "turn": turn("failed", error)})
     _, result = target.finish()
     assert result.error is not None
-    assert (result.error.kind, result.error.retryable) == (ErrorKind.TURN_INPUT_REQUIRED, False)
+    assert (result.error.kind, result.error.retryable) == (
+        AdapterErrorKind.TURN_INPUT_REQUIRED,
+        False,
+    )
 
 
 def test_turn_completed_of_another_turn_is_not_this_turns_end(feed: Feed) -> None:
@@ -330,11 +334,11 @@ def test_the_reply_joins_the_agent_messages(feed: Feed) -> None:
 
 def test_fail_reports_an_adapter_side_failure() -> None:
     target = mapper(usage_before=TokenUsage(output_tokens=3))
-    events, result = target.fail(AgentError(ErrorKind.PORT_EXIT, "codex app-server exited"))
+    events, result = target.fail(AgentError(AdapterErrorKind.PORT_EXIT, "codex app-server exited"))
     assert [(e.type, e.error_kind, e.message, e.usage) for e in events] == [
         (
             EventType.TURN_FAILED,
-            ErrorKind.PORT_EXIT,
+            AdapterErrorKind.PORT_EXIT,
             "codex app-server exited",
             TokenUsage(output_tokens=3),
         )
@@ -689,10 +693,14 @@ def test_the_mapper_never_raises_on_odd_params(steps: list[tuple[str, Any]]) -> 
 
 # -- failure classes ------------------------------------------------------------------------
 
-SPEC_FAILURES: dict[tuple[ErrorKind, bool], tuple[str, ...]] = {
-    (ErrorKind.RESPONSE_ERROR, False): ("Unauthorized", "BadRequest"),
-    (ErrorKind.TURN_FAILED, False): ("ContextWindowExceeded", "UsageLimitExceeded", "SandboxError"),
-    (ErrorKind.TURN_FAILED, True): (
+SPEC_FAILURES: dict[tuple[AdapterErrorKind, bool], tuple[str, ...]] = {
+    (AdapterErrorKind.RESPONSE_ERROR, False): ("Unauthorized", "BadRequest"),
+    (AdapterErrorKind.TURN_FAILED, False): (
+        "ContextWindowExceeded",
+        "UsageLimitExceeded",
+        "SandboxError",
+    ),
+    (AdapterErrorKind.TURN_FAILED, True): (
         "HttpConnectionFailed",
         "ResponseStreamConnectionFailed",
         "ResponseStreamDisconnected",
@@ -729,7 +737,7 @@ a string or a one-key object."""
     ],
 )
 def test_classify_failure_follows_the_spec_table(
-    info: Any, kind: ErrorKind, retryable: bool
+    info: Any, kind: AdapterErrorKind, retryable: bool
 ) -> None:
     assert classify_failure(info) == (kind, retryable)
 
@@ -737,22 +745,26 @@ def test_classify_failure_follows_the_spec_table(
 @pytest.mark.parametrize(
     ("info", "kind", "retryable"),
     [
-        ({"httpConnectionFailed": {"httpStatusCode": 401}}, ErrorKind.RESPONSE_ERROR, False),
-        ({"httpConnectionFailed": {"httpStatusCode": 403}}, ErrorKind.RESPONSE_ERROR, False),
-        ({"responseStreamDisconnected": {"httpStatusCode": 401}}, ErrorKind.RESPONSE_ERROR, False),
-        ({"httpConnectionFailed": {"httpStatusCode": 500}}, ErrorKind.TURN_FAILED, True),
-        ({"httpConnectionFailed": {"httpStatusCode": 404}}, ErrorKind.TURN_FAILED, True),
-        ({"httpConnectionFailed": {"httpStatusCode": "401"}}, ErrorKind.TURN_FAILED, True),
-        ({"httpConnectionFailed": None}, ErrorKind.TURN_FAILED, True),
-        ({"a": {}, "b": {}}, ErrorKind.TURN_FAILED, True),
-        ({}, ErrorKind.TURN_FAILED, True),
-        (None, ErrorKind.TURN_FAILED, True),
-        (42, ErrorKind.TURN_FAILED, True),
-        ("", ErrorKind.TURN_FAILED, True),
-        ("usageLimitExceeded", ErrorKind.TURN_FAILED, False),
+        ({"httpConnectionFailed": {"httpStatusCode": 401}}, AdapterErrorKind.RESPONSE_ERROR, False),
+        ({"httpConnectionFailed": {"httpStatusCode": 403}}, AdapterErrorKind.RESPONSE_ERROR, False),
+        (
+            {"responseStreamDisconnected": {"httpStatusCode": 401}},
+            AdapterErrorKind.RESPONSE_ERROR,
+            False,
+        ),
+        ({"httpConnectionFailed": {"httpStatusCode": 500}}, AdapterErrorKind.TURN_FAILED, True),
+        ({"httpConnectionFailed": {"httpStatusCode": 404}}, AdapterErrorKind.TURN_FAILED, True),
+        ({"httpConnectionFailed": {"httpStatusCode": "401"}}, AdapterErrorKind.TURN_FAILED, True),
+        ({"httpConnectionFailed": None}, AdapterErrorKind.TURN_FAILED, True),
+        ({"a": {}, "b": {}}, AdapterErrorKind.TURN_FAILED, True),
+        ({}, AdapterErrorKind.TURN_FAILED, True),
+        (None, AdapterErrorKind.TURN_FAILED, True),
+        (42, AdapterErrorKind.TURN_FAILED, True),
+        ("", AdapterErrorKind.TURN_FAILED, True),
+        ("usageLimitExceeded", AdapterErrorKind.TURN_FAILED, False),
     ],
 )
-def test_classify_failure_details(info: Any, kind: ErrorKind, retryable: bool) -> None:
+def test_classify_failure_details(info: Any, kind: AdapterErrorKind, retryable: bool) -> None:
     assert classify_failure(info) == (kind, retryable)
 
 
@@ -786,7 +798,7 @@ def test_every_camel_case_name_in_the_schema_is_classified_or_defaulted(
     objects = {key for member in members for key in member.get("required", [])}
     for name in strings | objects:
         kind, _ = classify_failure(name)
-        assert kind in (ErrorKind.TURN_FAILED, ErrorKind.RESPONSE_ERROR)
+        assert kind in (AdapterErrorKind.TURN_FAILED, AdapterErrorKind.RESPONSE_ERROR)
     spec = {_camel(name) for names in SPEC_FAILURES.values() for name in names} - {"somethingNew"}
     assert spec <= strings | objects
 
@@ -824,7 +836,7 @@ def replay(transcript: Transcript) -> Replayed:
 @dataclass(frozen=True)
 class Outcome:
     reasons: tuple[ExitReason, ...]
-    kind: ErrorKind | None = None
+    kind: AdapterErrorKind | None = None
     retryable: bool | None = None
     message: str = ""
 
@@ -833,20 +845,20 @@ OUTCOMES = {
     "full-session-hi-dynamic-tool-shell": Outcome((ExitReason.COMPLETED,) * 3),
     "shell-command-nonzero-exit": Outcome((ExitReason.COMPLETED,)),
     "model-http-500-default-retries": Outcome(
-        (ExitReason.FAILED,), ErrorKind.TURN_FAILED, True, "[internalServerError]"
+        (ExitReason.FAILED,), AdapterErrorKind.TURN_FAILED, True, "[internalServerError]"
     ),
     "model-server-down-no-retries": Outcome(
-        (ExitReason.FAILED,), ErrorKind.TURN_FAILED, True, "[httpConnectionFailed]"
+        (ExitReason.FAILED,), AdapterErrorKind.TURN_FAILED, True, "[httpConnectionFailed]"
     ),
     "model-server-down-default-retries-interrupted": Outcome(
-        (ExitReason.CANCELLED,), ErrorKind.TURN_CANCELLED, False, "turn interrupted"
+        (ExitReason.CANCELLED,), AdapterErrorKind.TURN_CANCELLED, False, "turn interrupted"
     ),
     "no-auth-builtin-openai-provider": Outcome(
-        (ExitReason.FAILED,), ErrorKind.RESPONSE_ERROR, False, "401 Unauthorized"
+        (ExitReason.FAILED,), AdapterErrorKind.RESPONSE_ERROR, False, "401 Unauthorized"
     ),
     "provider-env-key-missing": Outcome(
         (ExitReason.FAILED,),
-        ErrorKind.TURN_FAILED,
+        AdapterErrorKind.TURN_FAILED,
         True,
         "Missing environment variable: `FAKE_PROVIDER_API_KEY`.",
     ),

@@ -32,7 +32,7 @@ from copilot_driver.adapters.copilot_cli import CopilotCliAdapter, CopilotCliSes
 from copilot_driver.adapters.copilot_transcript import TranscriptSession
 from copilot_driver.adapters.core import registry
 from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import (
     Adapter,
     AdapterConfig,
@@ -41,6 +41,7 @@ from copilot_driver.adapters.core.session import (
     TurnResult,
 )
 from copilot_driver.adapters.core.ssh import SshSettings
+from copilot_driver.error_kinds import AdapterErrorKind
 from helpers.fake_processes import recorded_argvs
 
 if TYPE_CHECKING:
@@ -257,7 +258,7 @@ async def test_start_session_rejects_a_bad_workspace_before_running_anything(
     with pytest.raises(AgentError) as caught:
         await adapter.start_session(make_workspace(tmp_path))
 
-    assert caught.value.kind is ErrorKind.INVALID_WORKSPACE_CWD
+    assert caught.value.kind is AdapterErrorKind.INVALID_WORKSPACE_CWD
     assert fragment in caught.value.message
     assert caught.value.retryable is False
     assert list(fake_copilot.fp.calls) == []
@@ -271,7 +272,7 @@ async def test_start_session_checks_the_workspace_before_the_binary(tmp_path: Pa
     with pytest.raises(AgentError) as caught:
         await adapter.start_session(str(tmp_path / "missing"))
 
-    assert caught.value.kind is ErrorKind.INVALID_WORKSPACE_CWD
+    assert caught.value.kind is AdapterErrorKind.INVALID_WORKSPACE_CWD
 
 
 # -- start_session: the binary and the canary ------------------------------------
@@ -295,7 +296,7 @@ async def test_start_session_without_the_binary_is_agent_not_found(
     with pytest.raises(AgentError) as caught:
         await adapter.start_session(tmp_path)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert repr(command) in caught.value.message
     assert "PATH" in caught.value.message
     assert list(fp.calls) == []
@@ -308,7 +309,7 @@ async def test_a_binary_that_is_not_executable_is_not_found(fake_copilot: FakeCo
     with pytest.raises(AgentError) as caught:
         await adapter.start_session(fake_copilot.workspace)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert list(fake_copilot.fp.calls) == []
 
 
@@ -350,7 +351,7 @@ async def test_a_failing_canary_is_agent_not_found_mentioning_node(
     with pytest.raises(AgentError) as caught:
         await adapter.start_session(fake_copilot.workspace)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert "Node.js" in caught.value.message
     assert f"status {returncode}" in caught.value.message
     assert output.splitlines()[-1] in caught.value.message
@@ -366,7 +367,7 @@ async def test_a_canary_that_does_not_answer_times_out_and_is_killed(
     with pytest.raises(AgentError) as caught:
         await adapter.start_session(fake_copilot.workspace)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert "did not answer within 0.1 s" in caught.value.message
     assert "Node.js" in caught.value.message
     assert signal.SIGKILL in canary.calls[0].received_signals()
@@ -382,7 +383,7 @@ async def test_a_binary_that_cannot_be_executed_fails_the_canary(
     with pytest.raises(AgentError) as caught:
         await adapter.start_session(tmp_path)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert "cannot be started" in caught.value.message
 
 
@@ -461,7 +462,7 @@ async def test_without_a_token_and_without_a_logged_in_gh_is_agent_not_found(
     with pytest.raises(AgentError) as caught:
         await fake_copilot.start(adapter)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     for variable in TOKEN_VARIABLES:
         assert variable in caught.value.message
     assert "gh auth login" in caught.value.message
@@ -474,7 +475,7 @@ async def test_a_gh_that_hangs_counts_as_not_logged_in(fake_copilot: FakeCopilot
     with pytest.raises(AgentError) as caught:
         await preflight.check_authentication(fake_copilot.env(), timeout_s=0.05)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
 
 
 async def test_a_classic_token_passes_with_a_warning(
@@ -525,7 +526,7 @@ async def test_an_incomplete_offline_setup_is_no_credential(
     with pytest.raises(AgentError) as caught:
         await fake_copilot.start(fake_copilot.adapter(env=fake_copilot.env(**variables)))
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert "COPILOT_PROVIDER_BASE_URL" in caught.value.message
 
 
@@ -646,43 +647,43 @@ EXIT_ROWS = [
     ),
     pytest.param(
         [result_line("sid-1", exit_code=1)], 0, None,
-        EventType.TURN_FAILED, ErrorKind.TURN_FAILED, ExitReason.FAILED,
+        EventType.TURN_FAILED, AdapterErrorKind.TURN_FAILED, ExitReason.FAILED,
         "reported exit code 1",
         id="exit-0-result-1",
     ),
     pytest.param(
         transcript("model-http-500"), 1, None,
-        EventType.TURN_FAILED, ErrorKind.TURN_FAILED, ExitReason.FAILED,
+        EventType.TURN_FAILED, AdapterErrorKind.TURN_FAILED, ExitReason.FAILED,
         "Last error: 500 fake upstream failure",
         id="exit-1-result-1-session-error",
     ),
     pytest.param(
         [], 127, "sh: 1: copilot: not found",
-        EventType.TURN_FAILED, ErrorKind.AGENT_NOT_FOUND, ExitReason.FAILED,
+        EventType.TURN_FAILED, AdapterErrorKind.AGENT_NOT_FOUND, ExitReason.FAILED,
         "not found on PATH (exit 127)",
         id="exit-127",
     ),
     pytest.param(
         transcript("no-auth"), 1, meta("no-auth")["stderr"],
-        EventType.TURN_FAILED, ErrorKind.PORT_EXIT, ExitReason.FAILED,
+        EventType.TURN_FAILED, AdapterErrorKind.PORT_EXIT, ExitReason.FAILED,
         "status 1 before reporting a result: Error: No authentication information found.",
         id="exit-1-no-result-no-auth",
     ),
     pytest.param(
         transcript("offline-without-provider"), 1, meta("offline-without-provider")["stderr"],
-        EventType.TURN_FAILED, ErrorKind.PORT_EXIT, ExitReason.FAILED,
+        EventType.TURN_FAILED, AdapterErrorKind.PORT_EXIT, ExitReason.FAILED,
         "Offline mode requires a local model provider.",
         id="exit-1-no-result-offline",
     ),
     pytest.param(
         [message_line("partial")], -15, None,
-        EventType.TURN_CANCELLED, ErrorKind.TURN_CANCELLED, ExitReason.CANCELLED,
+        EventType.TURN_CANCELLED, AdapterErrorKind.TURN_CANCELLED, ExitReason.CANCELLED,
         "stopped by SIGTERM",
         id="sigterm",
     ),
     pytest.param(
         [], -9, None,
-        EventType.TURN_CANCELLED, ErrorKind.TURN_CANCELLED, ExitReason.CANCELLED,
+        EventType.TURN_CANCELLED, AdapterErrorKind.TURN_CANCELLED, ExitReason.CANCELLED,
         "stopped by SIGKILL",
         id="sigkill",
     ),
@@ -698,7 +699,7 @@ async def test_the_exit_status_maps_to_the_turn_outcome(
     returncode: int,
     stderr: str | None,
     last_type: EventType,
-    kind: ErrorKind | None,
+    kind: AdapterErrorKind | None,
     reason: ExitReason,
     fragment: str,
 ) -> None:
@@ -932,7 +933,7 @@ async def test_stop_session_ends_a_running_turn_as_cancelled(script_cli: ScriptC
 
     assert result.exit_reason is ExitReason.CANCELLED
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_CANCELLED
+    assert result.error.kind is AdapterErrorKind.TURN_CANCELLED
     assert "SIGTERM" in result.error.message
     assert events[-1].type is EventType.TURN_CANCELLED
     assert session.process is None
@@ -949,7 +950,7 @@ async def test_cancelling_a_turn_stops_the_process_and_reports_turn_cancelled(
         await task
 
     assert events[-1].type is EventType.TURN_CANCELLED
-    assert events[-1].error_kind is ErrorKind.TURN_CANCELLED
+    assert events[-1].error_kind is AdapterErrorKind.TURN_CANCELLED
     assert events[-1].message == "turn timeout"
     assert session.process is None
     assert _process_is_gone(script_cli.calls()[0]["pid"])
@@ -966,7 +967,7 @@ async def test_a_binary_removed_after_start_fails_the_turn_as_not_found(
 
     assert event_types(events) == [EventType.TURN_FAILED]
     assert result.error is not None
-    assert result.error.kind is ErrorKind.AGENT_NOT_FOUND
+    assert result.error.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert str(script_cli.binary) in result.error.message
 
 
@@ -1014,7 +1015,7 @@ async def test_ssh_start_session_without_ssh_is_agent_not_found(tmp_path: Path) 
     with pytest.raises(AgentError) as caught:
         await ssh_adapter(empty).start_session("/srv/ws")
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert "ssh" in caught.value.message
 
 
@@ -1022,7 +1023,7 @@ async def test_ssh_workspace_must_still_be_absolute(ssh_binary: Path) -> None:
     with pytest.raises(AgentError) as caught:
         await ssh_adapter(ssh_binary.parent).start_session("srv/ws")
 
-    assert caught.value.kind is ErrorKind.INVALID_WORKSPACE_CWD
+    assert caught.value.kind is AdapterErrorKind.INVALID_WORKSPACE_CWD
 
 
 async def test_ssh_turns_run_the_exact_argv_without_a_usage_file_and_resume(
@@ -1150,19 +1151,24 @@ def test_invalid_ssh_settings_are_rejected(
     [
         pytest.param(
             255, "ssh: connect to host host-a port 22: Connection refused",
-            ErrorKind.PORT_EXIT,
+            AdapterErrorKind.PORT_EXIT,
             "ssh to host-a failed (exit 255): ssh: connect to host host-a port 22",
             id="connection-failed",
         ),
         pytest.param(
             127, "bash: line 1: copilot: command not found",
-            ErrorKind.AGENT_NOT_FOUND, "copilot not found on host-a (exit 127)",
+            AdapterErrorKind.AGENT_NOT_FOUND, "copilot not found on host-a (exit 127)",
             id="copilot-missing-remotely",
         ),
     ],
 )  # fmt: skip
 async def test_ssh_exit_statuses_name_the_host(
-    fp: FakeProcess, ssh_binary: Path, returncode: int, stderr: str, kind: ErrorKind, fragment: str
+    fp: FakeProcess,
+    ssh_binary: Path,
+    returncode: int,
+    stderr: str,
+    kind: AdapterErrorKind,
+    fragment: str,
 ) -> None:
     adapter = ssh_adapter(ssh_binary.parent)
     session = await adapter.start_session("/srv/ws")
@@ -1213,7 +1219,7 @@ def test_registry_preflight_fails_fast_on_a_missing_command(
     with pytest.raises(AgentError) as caught:
         registry.preflight("copilot-cli", config)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert "'copilot'" in caught.value.message
     assert list(fp.calls) == []
 
@@ -1242,4 +1248,4 @@ async def test_registry_preflight_and_start_session_agree_on_ssh(
     with pytest.raises(AgentError) as caught:
         registry.preflight("copilot-cli", config)
 
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND

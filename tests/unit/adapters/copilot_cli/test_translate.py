@@ -27,8 +27,9 @@ from copilot_driver.adapters.core.agent_events import (
     EventType,
     TokenUsage,
 )
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import ExitReason, TurnResult
+from copilot_driver.error_kinds import AdapterErrorKind
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "copilot-cli"
 FIXTURES = sorted(DATA.glob("*.jsonl"))
@@ -487,43 +488,43 @@ AUTH_STDERR = (
 #  exit reason, error kind (None = completed), final event type, message fragments)
 EXIT_TABLE: list[tuple[Any, ...]] = [
     ("sigterm", [ASSISTANT_REPLY], -15, None, "", ExitReason.CANCELLED,
-     ErrorKind.TURN_CANCELLED, EventType.TURN_CANCELLED, ["stopped by SIGTERM"]),
+     AdapterErrorKind.TURN_CANCELLED, EventType.TURN_CANCELLED, ["stopped by SIGTERM"]),
     ("sigkill-after-result", [result_line()], -9, None, "", ExitReason.CANCELLED,
-     ErrorKind.TURN_CANCELLED, EventType.TURN_CANCELLED, ["SIGKILL"]),
+     AdapterErrorKind.TURN_CANCELLED, EventType.TURN_CANCELLED, ["SIGKILL"]),
     ("unknown-signal", [], -200, None, "", ExitReason.CANCELLED,
-     ErrorKind.TURN_CANCELLED, EventType.TURN_CANCELLED, ["signal 200"]),
+     AdapterErrorKind.TURN_CANCELLED, EventType.TURN_CANCELLED, ["signal 200"]),
     ("127-local", [], 127, None, "sh: 1: copilot: not found\n", ExitReason.FAILED,
-     ErrorKind.AGENT_NOT_FOUND, EventType.TURN_FAILED,
+     AdapterErrorKind.AGENT_NOT_FOUND, EventType.TURN_FAILED,
      ["copilot not found on PATH (exit 127)", "copilot: not found"]),
     ("127-ssh", [], 127, "build-1", "bash: copilot: command not found", ExitReason.FAILED,
-     ErrorKind.AGENT_NOT_FOUND, EventType.TURN_FAILED, ["copilot not found on build-1"]),
+     AdapterErrorKind.AGENT_NOT_FOUND, EventType.TURN_FAILED, ["copilot not found on build-1"]),
     ("ssh-255", [], 255, "build-1", "ssh: connect to host build-1 port 22: Connection refused",
-     ExitReason.FAILED, ErrorKind.PORT_EXIT, EventType.TURN_FAILED,
+     ExitReason.FAILED, AdapterErrorKind.PORT_EXIT, EventType.TURN_FAILED,
      ["ssh to build-1 failed (exit 255)", "Connection refused"]),
-    ("255-without-ssh", [], 255, None, "", ExitReason.FAILED, ErrorKind.PORT_EXIT,
+    ("255-without-ssh", [], 255, None, "", ExitReason.FAILED, AdapterErrorKind.PORT_EXIT,
      EventType.TURN_FAILED, ["exited with status 255 before reporting a result"]),
     ("0-no-result", [ASSISTANT_REPLY], 0, None, "", ExitReason.COMPLETED, None,
      EventType.TURN_COMPLETED, ["turn completed"]),
     ("0-result-exit-0", [ASSISTANT_REPLY, result_line()], 0, None, "", ExitReason.COMPLETED,
      None, EventType.TURN_COMPLETED, ["turn completed"]),
     ("0-result-exit-2", [SESSION_ERROR, result_line(exit_code=2)], 0, None, "",
-     ExitReason.FAILED, ErrorKind.TURN_FAILED, EventType.TURN_FAILED,
+     ExitReason.FAILED, AdapterErrorKind.TURN_FAILED, EventType.TURN_FAILED,
      ["reported exit code 2", "model unreachable"]),
     ("1-result-with-session-error", [SESSION_ERROR, result_line(exit_code=1)], 1, None, "",
-     ExitReason.FAILED, ErrorKind.TURN_FAILED, EventType.TURN_FAILED,
+     ExitReason.FAILED, AdapterErrorKind.TURN_FAILED, EventType.TURN_FAILED,
      ["copilot reported exit code 1: model unreachable"]),
     ("1-result-no-error-uses-stderr", [result_line(exit_code=1)], 1, None, "Error: boom\n",
-     ExitReason.FAILED, ErrorKind.TURN_FAILED, EventType.TURN_FAILED, ["Error: boom"]),
+     ExitReason.FAILED, AdapterErrorKind.TURN_FAILED, EventType.TURN_FAILED, ["Error: boom"]),
     ("1-result-nothing-known", [result_line(exit_code=1)], 1, None, "", ExitReason.FAILED,
-     ErrorKind.TURN_FAILED, EventType.TURN_FAILED, ["no error message"]),
-    ("1-no-result", [], 1, None, AUTH_STDERR, ExitReason.FAILED, ErrorKind.PORT_EXIT,
+     AdapterErrorKind.TURN_FAILED, EventType.TURN_FAILED, ["no error message"]),
+    ("1-no-result", [], 1, None, AUTH_STDERR, ExitReason.FAILED, AdapterErrorKind.PORT_EXIT,
      EventType.TURN_FAILED,
      ["exited with status 1 before reporting a result",
       "Error: No authentication information found."]),
     ("result-without-exitcode-0", [result_line(exit_code=None)], 0, None, "",
      ExitReason.COMPLETED, None, EventType.TURN_COMPLETED, ["turn completed"]),
     ("result-without-exitcode-3", [result_line(exit_code=None)], 3, None, "",
-     ExitReason.FAILED, ErrorKind.TURN_FAILED, EventType.TURN_FAILED,
+     ExitReason.FAILED, AdapterErrorKind.TURN_FAILED, EventType.TURN_FAILED,
      ["reported exit code 3"]),
 ]  # fmt: skip
 
@@ -538,7 +539,7 @@ def test_exit_status_maps_to_the_specs_outcome(
     ssh_host: str | None,
     stderr: str,
     reason: ExitReason,
-    kind: ErrorKind | None,
+    kind: AdapterErrorKind | None,
     final: EventType,
     fragments: list[str],
 ) -> None:
@@ -564,14 +565,14 @@ def test_exit_status_maps_to_the_specs_outcome(
 @pytest.mark.parametrize(
     ("kind", "retryable"),
     [
-        (ErrorKind.PORT_EXIT, True),
-        (ErrorKind.TURN_FAILED, True),
-        (ErrorKind.AGENT_NOT_FOUND, False),
-        (ErrorKind.TURN_CANCELLED, False),
+        (AdapterErrorKind.PORT_EXIT, True),
+        (AdapterErrorKind.TURN_FAILED, True),
+        (AdapterErrorKind.AGENT_NOT_FOUND, False),
+        (AdapterErrorKind.TURN_CANCELLED, False),
     ],
 )
 def test_outcome_errors_carry_the_kinds_default_retryability(
-    kind: ErrorKind, retryable: bool
+    kind: AdapterErrorKind, retryable: bool
 ) -> None:
     row = next(r for r in EXIT_TABLE if r[6] is kind)
     parser = CopilotCliTranslator(ssh_host=row[3])
@@ -730,8 +731,8 @@ def test_usage_report_also_applies_to_a_failed_turn() -> None:
 # -- replaying the real CLI transcripts --------------------------------------
 
 COMPLETED = (EventType.TURN_COMPLETED, None)
-FAILED = (EventType.TURN_FAILED, ErrorKind.TURN_FAILED)
-PORT_EXIT = (EventType.TURN_FAILED, ErrorKind.PORT_EXIT)
+FAILED = (EventType.TURN_FAILED, AdapterErrorKind.TURN_FAILED)
+PORT_EXIT = (EventType.TURN_FAILED, AdapterErrorKind.PORT_EXIT)
 EXPECTED_OUTCOME = {
     "continue-most-recent": COMPLETED,
     "model-http-500": FAILED,

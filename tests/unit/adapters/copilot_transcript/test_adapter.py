@@ -30,9 +30,10 @@ from copilot_driver.adapters.copilot_transcript import (
 )
 from copilot_driver.adapters.core import registry
 from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import AdapterConfig, ExitReason, TurnResult
 from copilot_driver.adapters.core.ssh import SshSettings
+from copilot_driver.error_kinds import AdapterErrorKind
 from helpers.fake_processes import recorded_argvs
 
 if TYPE_CHECKING:
@@ -285,18 +286,18 @@ async def test_two_kept_turns_spelled_out(fake_copilot: FakeCopilot) -> None:
 FAILURES = [
     pytest.param(
         [], 1, json.loads((DATA / "no-auth.meta.json").read_text())["stderr"],
-        ExitReason.FAILED, ErrorKind.PORT_EXIT, id="exit-1-without-result",
+        ExitReason.FAILED, AdapterErrorKind.PORT_EXIT, id="exit-1-without-result",
     ),
     pytest.param(
         reply_lines("half an answer", exit_code=1), 0, None,
-        ExitReason.FAILED, ErrorKind.TURN_FAILED, id="result-exit-code-1",
+        ExitReason.FAILED, AdapterErrorKind.TURN_FAILED, id="result-exit-code-1",
     ),
     pytest.param(
-        [], 127, None, ExitReason.FAILED, ErrorKind.AGENT_NOT_FOUND, id="exit-127",
+        [], 127, None, ExitReason.FAILED, AdapterErrorKind.AGENT_NOT_FOUND, id="exit-127",
     ),
     pytest.param(
         reply_lines("interrupted"), -15, None,
-        ExitReason.CANCELLED, ErrorKind.TURN_CANCELLED, id="sigterm",
+        ExitReason.CANCELLED, AdapterErrorKind.TURN_CANCELLED, id="sigterm",
     ),
 ]  # fmt: skip
 
@@ -308,7 +309,7 @@ async def test_a_turn_that_does_not_complete_stays_out_of_the_transcript(
     returncode: int,
     stderr: str | None,
     reason: ExitReason,
-    kind: ErrorKind,
+    kind: AdapterErrorKind,
 ) -> None:
     adapter = fake_copilot.transcript_adapter()
     session = await fake_copilot.start(adapter)
@@ -429,8 +430,8 @@ async def test_start_session_runs_the_copilot_cli_checks(
     with pytest.raises(AgentError) as no_credential:
         await fake_copilot.start(fake_copilot.transcript_adapter(env=fake_copilot.env()))
 
-    assert bad_workspace.value.kind is ErrorKind.INVALID_WORKSPACE_CWD
-    assert no_credential.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert bad_workspace.value.kind is AdapterErrorKind.INVALID_WORKSPACE_CWD
+    assert no_credential.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
     assert "GH_TOKEN" in no_credential.value.message
 
 

@@ -14,7 +14,7 @@ from copilot_driver.adapters.core.agent_events import (
     TokenUsage,
     shorten,
 )
-from copilot_driver.adapters.core.errors import ErrorKind
+from copilot_driver.error_kinds import AdapterErrorKind
 
 WHEN = datetime(2026, 11, 21, 6, 21, 48, 752_345, tzinfo=UTC)
 
@@ -53,7 +53,7 @@ def test_to_dict_of_a_full_event() -> None:
         tool_duration_ms=12,
         tool_error=False,
         usage=TokenUsage(input_tokens=10, output_tokens=5, cached_input_tokens=2, model="m"),
-        error_kind=ErrorKind.TURN_FAILED,
+        error_kind=AdapterErrorKind.TURN_FAILED,
         api_duration_ms=17,
         raw_type="tool.execution_complete",
     )

@@ -4,38 +4,39 @@ from __future__ import annotations
 
 import pytest
 
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
+from copilot_driver.error_kinds import AdapterErrorKind
 
 RETRYABLE = {
-    ErrorKind.INVALID_WORKSPACE_CWD: False,
-    ErrorKind.AGENT_NOT_FOUND: False,
-    ErrorKind.PORT_EXIT: True,
-    ErrorKind.RESPONSE_ERROR: False,
-    ErrorKind.RESPONSE_TIMEOUT: True,
-    ErrorKind.TURN_TIMEOUT: True,
-    ErrorKind.TURN_FAILED: True,
-    ErrorKind.TURN_CANCELLED: False,
-    ErrorKind.TURN_INPUT_REQUIRED: False,
+    AdapterErrorKind.INVALID_WORKSPACE_CWD: False,
+    AdapterErrorKind.AGENT_NOT_FOUND: False,
+    AdapterErrorKind.PORT_EXIT: True,
+    AdapterErrorKind.RESPONSE_ERROR: False,
+    AdapterErrorKind.RESPONSE_TIMEOUT: True,
+    AdapterErrorKind.TURN_TIMEOUT: True,
+    AdapterErrorKind.TURN_FAILED: True,
+    AdapterErrorKind.TURN_CANCELLED: False,
+    AdapterErrorKind.TURN_INPUT_REQUIRED: False,
 }
 
 
 def test_every_kind_has_an_expected_retry_default() -> None:
-    assert set(RETRYABLE) == set(ErrorKind)
+    assert set(RETRYABLE) == set(AdapterErrorKind)
 
 
 @pytest.mark.parametrize(("kind", "retryable"), RETRYABLE.items(), ids=lambda v: str(v))
-def test_retryable_default_per_kind(kind: ErrorKind, retryable: bool) -> None:
+def test_retryable_default_per_kind(kind: AdapterErrorKind, retryable: bool) -> None:
     assert AgentError(kind, "x").retryable is retryable
 
 
-@pytest.mark.parametrize("kind", list(ErrorKind), ids=str)
+@pytest.mark.parametrize("kind", list(AdapterErrorKind), ids=str)
 @pytest.mark.parametrize("override", [True, False])
-def test_retryable_override(kind: ErrorKind, override: bool) -> None:
+def test_retryable_override(kind: AdapterErrorKind, override: bool) -> None:
     assert AgentError(kind, "x", retryable=override).retryable is override
 
 
 def test_text_forms() -> None:
-    error = AgentError(ErrorKind.AGENT_NOT_FOUND, "copilot not found on PATH")
+    error = AgentError(AdapterErrorKind.AGENT_NOT_FOUND, "copilot not found on PATH")
     assert str(error) == "agent_not_found: copilot not found on PATH"
     assert error.message == "copilot not found on PATH"
     assert error.args == ("copilot not found on PATH",)
@@ -45,12 +46,12 @@ def test_text_forms() -> None:
 
 
 def test_to_dict() -> None:
-    error = AgentError(ErrorKind.TURN_FAILED, "boom", retryable=False)
+    error = AgentError(AdapterErrorKind.TURN_FAILED, "boom", retryable=False)
     assert error.to_dict() == {"kind": "turn_failed", "message": "boom", "retryable": False}
 
 
 def test_kind_values_are_the_specs_names() -> None:
-    assert [k.value for k in ErrorKind] == [
+    assert [k.value for k in AdapterErrorKind] == [
         "invalid_workspace_cwd",
         "agent_not_found",
         "port_exit",

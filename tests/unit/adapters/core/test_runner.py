@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.runner import RunnerLimits, TurnRunner
 from copilot_driver.adapters.core.session import (
     EventCallback,
@@ -23,6 +23,7 @@ from copilot_driver.adapters.core.session import (
     Session,
     TurnResult,
 )
+from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.redaction import MASK, Redactor
 
 SECRET = "sekret-value-123"
@@ -81,7 +82,7 @@ class FakeAdapter:
                 return TurnResult(
                     session.id,
                     ExitReason.CANCELLED,
-                    error=AgentError(ErrorKind.TURN_CANCELLED, "the adapter's own words"),
+                    error=AgentError(AdapterErrorKind.TURN_CANCELLED, "the adapter's own words"),
                 )
             raise
         if self.result is not None:
@@ -144,7 +145,7 @@ async def test_a_normal_result_with_an_active_redactor_keeps_every_field() -> No
         "fake-session",
         ExitReason.FAILED,
         usage=TokenUsage(output_tokens=9, model="gpt-4.1"),
-        error=AgentError(ErrorKind.PORT_EXIT, "exit 1", retryable=False),
+        error=AgentError(AdapterErrorKind.PORT_EXIT, "exit 1", retryable=False),
         reply="partial",
         api_duration_ms=5,
     )
@@ -166,12 +167,12 @@ async def test_an_adapter_error_propagates() -> None:
         async def run_turn(
             self, session: Session, prompt: str, *, on_event: EventCallback
         ) -> TurnResult:
-            raise AgentError(ErrorKind.AGENT_NOT_FOUND, "no binary")
+            raise AgentError(AdapterErrorKind.AGENT_NOT_FOUND, "no binary")
 
     runner = TurnRunner(Failing(), _limits())
     with pytest.raises(AgentError) as caught:
         await runner.run_turn(await _session(runner), "go", on_event=lambda _e: None)
-    assert caught.value.kind is ErrorKind.AGENT_NOT_FOUND
+    assert caught.value.kind is AdapterErrorKind.AGENT_NOT_FOUND
 
 
 # -- max_turns -----------------------------------------------------------------
@@ -187,7 +188,7 @@ async def test_max_turns_is_enforced(max_turns: int) -> None:
         assert result.ok
     with pytest.raises(AgentError) as caught:
         await runner.run_turn(session, "one more", on_event=lambda _e: None)
-    assert caught.value.kind is ErrorKind.TURN_FAILED
+    assert caught.value.kind is AdapterErrorKind.TURN_FAILED
     assert caught.value.retryable is False
     assert "max_turns" in caught.value.message
     assert adapter.calls == max_turns
@@ -205,7 +206,7 @@ async def test_max_turns_counts_the_sessions_turns_started() -> None:
 
 
 async def test_a_failed_turn_still_counts() -> None:
-    failed = TurnResult("s", ExitReason.FAILED, error=AgentError(ErrorKind.TURN_FAILED, "x"))
+    failed = TurnResult("s", ExitReason.FAILED, error=AgentError(AdapterErrorKind.TURN_FAILED, "x"))
     runner = TurnRunner(FakeAdapter(result=failed), _limits(max_turns=1))
     session = await _session(runner)
     result, _, _ = await _run(runner, session)
@@ -224,7 +225,7 @@ async def test_turn_timeout_trips() -> None:
     result, _, elapsed = await _run(runner, session)
     assert result.exit_reason is ExitReason.CANCELLED
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_TIMEOUT
+    assert result.error.kind is AdapterErrorKind.TURN_TIMEOUT
     assert result.error.retryable is True
     assert "turn timeout" in result.error.message
     assert "0.2 s" in result.error.message
@@ -238,7 +239,7 @@ async def test_turn_timeout_trips_even_while_events_keep_coming() -> None:
     runner = TurnRunner(adapter, _limits(turn_timeout_ms=400, stall_timeout_ms=200))
     result, events, elapsed = await _run(runner, await _session(runner))
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_TIMEOUT
+    assert result.error.kind is AdapterErrorKind.TURN_TIMEOUT
     assert result.error.message.startswith("turn timeout")
     assert 3 <= len(events) < 60
     assert 0.39 <= elapsed < 2
@@ -250,7 +251,7 @@ async def test_an_adapter_that_ends_the_turn_itself_after_the_cancel_still_times
     result, _, _ = await _run(runner, await _session(runner))
     assert result.exit_reason is ExitReason.CANCELLED
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_TIMEOUT
+    assert result.error.kind is AdapterErrorKind.TURN_TIMEOUT
     assert adapter.cancel_reasons == [result.error.message]
 
 
@@ -259,7 +260,7 @@ async def test_the_adapter_may_take_its_time_to_stop_after_the_cancel() -> None:
     runner = TurnRunner(adapter, _limits(turn_timeout_ms=100, stall_timeout_ms=0))
     result, _, elapsed = await _run(runner, await _session(runner))
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_TIMEOUT
+    assert result.error.kind is AdapterErrorKind.TURN_TIMEOUT
     assert elapsed >= 0.39  # the runner waited for the adapter's cleanup
     assert adapter.turn_task is not None
     assert adapter.turn_task.done()
@@ -275,7 +276,7 @@ async def test_stall_trips_when_events_stop() -> None:
     assert len(events) == 1
     assert result.exit_reason is ExitReason.CANCELLED
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_TIMEOUT
+    assert result.error.kind is AdapterErrorKind.TURN_TIMEOUT
     assert result.error.message == "stalled: no event for 0.2 s"
     assert adapter.cancel_reasons == ["stalled: no event for 0.2 s"]
     assert elapsed >= 0.29  # the event at 0.1 s restarted the 0.2 s stall clock
@@ -353,7 +354,9 @@ async def test_result_error_and_reply_are_redacted() -> None:
         "fake-session",
         ExitReason.FAILED,
         usage=TokenUsage(output_tokens=2),
-        error=AgentError(ErrorKind.TURN_FAILED, f"auth failed for {SECRET}", retryable=False),
+        error=AgentError(
+            AdapterErrorKind.TURN_FAILED, f"auth failed for {SECRET}", retryable=False
+        ),
         reply=f"I found {SECRET} in the env",
         api_duration_ms=3,
     )
@@ -362,7 +365,7 @@ async def test_result_error_and_reply_are_redacted() -> None:
     assert SECRET not in str(result.to_dict())
     assert result.error is not None
     assert result.error.message == f"auth failed for {MASK}"
-    assert result.error.kind is ErrorKind.TURN_FAILED
+    assert result.error.kind is AdapterErrorKind.TURN_FAILED
     assert result.error.retryable is False
     assert result.reply == f"I found {MASK} in the env"
     assert (result.session_id, result.exit_reason, result.usage, result.api_duration_ms) == (

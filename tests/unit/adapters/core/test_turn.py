@@ -10,10 +10,11 @@ import pytest
 from copilot_driver.adapters.codex import CodexAdapter, CodexOptions, CodexSession
 from copilot_driver.adapters.copilot_cli import CopilotCliAdapter, CopilotCliSession
 from copilot_driver.adapters.core.agent_events import EventType, TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import AdapterConfig, ExitReason
 from copilot_driver.adapters.core.turn import TURN_CANCELLED, TurnTranslator, cancelled
 from copilot_driver.adapters.tool_loop import ToolLoopAdapter, ToolLoopOptions, ToolLoopSession
+from copilot_driver.error_kinds import AdapterErrorKind
 
 
 @pytest.mark.parametrize(
@@ -29,7 +30,7 @@ def test_a_cancelled_turn_reports_the_cancellers_reason(
 ) -> None:
     error = cancelled(cancel)
     assert (error.kind, error.message, error.retryable) == (
-        ErrorKind.TURN_CANCELLED,
+        AdapterErrorKind.TURN_CANCELLED,
         reason,
         False,
     )
@@ -62,7 +63,7 @@ def test_the_translator_base_ends_turns_with_the_running_usage() -> None:
     translator.turn_usage = TokenUsage(5, 2)
     translator.replies += ["one", "two"]
 
-    (event,), result = translator.fail(AgentError(ErrorKind.TURN_CANCELLED, "stopped"))
+    (event,), result = translator.fail(AgentError(AdapterErrorKind.TURN_CANCELLED, "stopped"))
     assert (event.type, event.message, event.session_id) == (
         EventType.TURN_CANCELLED,
         "stopped",

@@ -13,9 +13,9 @@ import pytest
 
 from copilot_driver.adapters import (
     AdapterConfig,
+    AdapterErrorKind,
     AgentError,
     AgentEvent,
-    ErrorKind,
     EventType,
     ExitReason,
     RunnerLimits,
@@ -134,7 +134,7 @@ async def test_an_empty_system_prompt_sends_none_and_a_resumed_id_is_kept(
 async def test_a_bad_workspace_fails_before_the_session(where: str) -> None:
     with pytest.raises(AgentError) as caught:
         await Endpoint().adapter().start_session(where)
-    assert caught.value.kind is ErrorKind.INVALID_WORKSPACE_CWD
+    assert caught.value.kind is AdapterErrorKind.INVALID_WORKSPACE_CWD
 
 
 async def test_ssh_hosts_are_refused_as_the_tools_work_on_local_files(workspace: Path) -> None:
@@ -247,10 +247,10 @@ async def test_a_server_error_fails_the_turn_with_a_retryable_response_error(
     result, events = await turn(adapter, await adapter.start_session(workspace))
     assert result.exit_reason is ExitReason.FAILED
     assert result.error is not None
-    assert result.error.kind is ErrorKind.RESPONSE_ERROR
+    assert result.error.kind is AdapterErrorKind.RESPONSE_ERROR
     assert result.error.retryable
     assert events[-1].type is EventType.TURN_FAILED
-    assert events[-1].error_kind is ErrorKind.RESPONSE_ERROR
+    assert events[-1].error_kind is AdapterErrorKind.RESPONSE_ERROR
     assert "overloaded" in events[-1].message
 
 
@@ -274,7 +274,7 @@ async def test_the_round_cap_fails_the_turn(workspace: Path) -> None:
     result, events = await turn(adapter, await adapter.start_session(workspace))
     assert len(endpoint.requests) == 2
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_FAILED
+    assert result.error.kind is AdapterErrorKind.TURN_FAILED
     assert "after 2 rounds" in result.error.message
     assert events[-1].type is EventType.TURN_FAILED
 
@@ -305,7 +305,7 @@ async def test_stop_session_cancels_the_request_in_flight(workspace: Path) -> No
 
     assert result.exit_reason is ExitReason.CANCELLED
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_CANCELLED
+    assert result.error.kind is AdapterErrorKind.TURN_CANCELLED
     assert events[-1].type is EventType.TURN_CANCELLED
     assert "stopped" in events[-1].message
     again, _ = await turn(adapter, session, "again")  # the session still works
@@ -326,7 +326,7 @@ async def test_a_turn_timeout_cancels_the_turn_and_reports_why(workspace: Path) 
     result = await runner.run_turn(session, "slow", on_event=events.append)
 
     assert result.error is not None
-    assert result.error.kind is ErrorKind.TURN_TIMEOUT
+    assert result.error.kind is AdapterErrorKind.TURN_TIMEOUT
     assert events[-1].type is EventType.TURN_CANCELLED
     assert "turn timeout" in events[-1].message
 

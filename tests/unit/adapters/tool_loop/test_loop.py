@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from copilot_driver.adapters.core.agent_events import TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.tool_loop.loop import (
     CallUsage,
     FileModified,
@@ -33,6 +33,7 @@ from copilot_driver.adapters.tool_loop.stream import (
     ToolCallRequest,
 )
 from copilot_driver.adapters.tool_loop.tools import Toolbox
+from copilot_driver.error_kinds import AdapterErrorKind
 
 
 class FakeModel:
@@ -170,7 +171,7 @@ async def test_the_round_cap_stops_a_model_that_always_calls_a_tool(root: Path) 
     assert len([e for e in events if isinstance(e, ToolStart)]) == 3
     last = events[-1]
     assert isinstance(last, LoopFailed)
-    assert last.error.kind is ErrorKind.TURN_FAILED
+    assert last.error.kind is AdapterErrorKind.TURN_FAILED
     assert not last.error.retryable
     assert "after 3 rounds (max_rounds)" in last.message
     assert not [e for e in events if isinstance(e, FinalReply)]
@@ -184,7 +185,7 @@ async def test_the_last_allowed_round_may_still_answer(root: Path) -> None:
 
 
 async def test_a_failed_model_call_is_an_error_event_with_its_kind(root: Path) -> None:
-    failure = AgentError(ErrorKind.RESPONSE_ERROR, "HTTP 401", retryable=False)
+    failure = AgentError(AdapterErrorKind.RESPONSE_ERROR, "HTTP 401", retryable=False)
     model = FakeModel(calls(tool("list_directory", {})), failure)
     events, _ = await run(model, root)
     last = events[-1]

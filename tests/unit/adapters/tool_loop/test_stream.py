@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copilot_driver.adapters.core.agent_events import TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
 from copilot_driver.adapters.tool_loop.stream import (
     ChatClient,
@@ -24,6 +24,7 @@ from copilot_driver.adapters.tool_loop.stream import (
     http_error,
     request_body,
 )
+from copilot_driver.error_kinds import AdapterErrorKind
 
 BASE_URL = "http://model.test/v1"
 OPTIONS = ToolLoopOptions(base_url=BASE_URL, model="gpt-test")
@@ -193,7 +194,7 @@ def test_an_error_object_in_the_stream_is_a_response_error() -> None:
     accumulator = CompletionAccumulator()
     with pytest.raises(AgentError) as caught:
         accumulator.feed({"error": {"message": "context too long", "code": "context_length"}})
-    assert caught.value.kind is ErrorKind.RESPONSE_ERROR
+    assert caught.value.kind is AdapterErrorKind.RESPONSE_ERROR
     assert "context too long (context_length)" in caught.value.message
 
 
@@ -297,7 +298,7 @@ async def test_a_stream_cut_before_its_end_is_a_retryable_port_exit() -> None:
     server = streaming([sse_body(CHUNKS[:5], done=False)])
     with pytest.raises(AgentError) as caught:
         await complete(server.client())
-    assert caught.value.kind is ErrorKind.PORT_EXIT
+    assert caught.value.kind is AdapterErrorKind.PORT_EXIT
     assert caught.value.retryable
 
 
@@ -312,7 +313,7 @@ async def test_a_stream_event_that_is_not_json_is_a_response_error() -> None:
     server = streaming([b"data: {not json\n\n"])
     with pytest.raises(AgentError) as caught:
         await complete(server.client())
-    assert caught.value.kind is ErrorKind.RESPONSE_ERROR
+    assert caught.value.kind is AdapterErrorKind.RESPONSE_ERROR
     assert "not JSON" in caught.value.message
 
 
@@ -320,7 +321,7 @@ async def test_an_unexpected_content_type_is_a_response_error() -> None:
     server = streaming([b"<html>proxy login</html>"], content_type="text/html")
     with pytest.raises(AgentError) as caught:
         await complete(server.client())
-    assert caught.value.kind is ErrorKind.RESPONSE_ERROR
+    assert caught.value.kind is AdapterErrorKind.RESPONSE_ERROR
     assert not caught.value.retryable
 
 
@@ -347,7 +348,7 @@ async def test_http_errors_quote_the_server_and_hint_at_the_cause(
     with pytest.raises(AgentError) as caught:
         await complete(server.client())
     error = caught.value
-    assert error.kind is ErrorKind.RESPONSE_ERROR
+    assert error.kind is AdapterErrorKind.RESPONSE_ERROR
     assert error.retryable is retryable
     assert f"HTTP {status}" in error.message
     assert "the server says why (some_error)" in error.message
@@ -363,14 +364,14 @@ def test_a_non_json_error_body_is_quoted_as_text() -> None:
 @pytest.mark.parametrize(
     ("exception", "kind"),
     [
-        (httpx.ConnectTimeout("slow"), ErrorKind.RESPONSE_TIMEOUT),
-        (httpx.ReadTimeout("slow"), ErrorKind.RESPONSE_TIMEOUT),
-        (httpx.ConnectError("refused"), ErrorKind.PORT_EXIT),
-        (httpx.RemoteProtocolError("peer closed"), ErrorKind.PORT_EXIT),
+        (httpx.ConnectTimeout("slow"), AdapterErrorKind.RESPONSE_TIMEOUT),
+        (httpx.ReadTimeout("slow"), AdapterErrorKind.RESPONSE_TIMEOUT),
+        (httpx.ConnectError("refused"), AdapterErrorKind.PORT_EXIT),
+        (httpx.RemoteProtocolError("peer closed"), AdapterErrorKind.PORT_EXIT),
     ],
 )
 async def test_transport_failures_are_retryable_and_named(
-    exception: Exception, kind: ErrorKind
+    exception: Exception, kind: AdapterErrorKind
 ) -> None:
     def fail(request: httpx.Request) -> httpx.Response:
         raise exception

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from copilot_driver.adapters.core.agent_events import EventType, TokenUsage
-from copilot_driver.adapters.core.errors import AgentError, ErrorKind
+from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import ExitReason
 from copilot_driver.adapters.tool_loop.loop import (
     CallUsage,
@@ -15,6 +15,7 @@ from copilot_driver.adapters.tool_loop.loop import (
     ToolStart,
 )
 from copilot_driver.adapters.tool_loop.translate import TEXT_BATCH_CHARS, ToolLoopTranslator
+from copilot_driver.error_kinds import AdapterErrorKind
 
 
 def mapper() -> ToolLoopTranslator:
@@ -89,10 +90,10 @@ def test_done_completes_the_turn_with_the_reply() -> None:
 
 def test_an_error_fails_the_turn_with_its_kind() -> None:
     events = mapper()
-    error = AgentError(ErrorKind.TURN_FAILED, "still calling tools after 20 rounds")
+    error = AgentError(AdapterErrorKind.TURN_FAILED, "still calling tools after 20 rounds")
     (final,) = events.feed(LoopFailed(error, rounds=20, api_duration_ms=7))
     assert final.type is EventType.TURN_FAILED
-    assert final.error_kind is ErrorKind.TURN_FAILED
+    assert final.error_kind is AdapterErrorKind.TURN_FAILED
     assert final.message == "still calling tools after 20 rounds"
     assert events.result is not None
     assert events.result.error is error
@@ -101,7 +102,7 @@ def test_an_error_fails_the_turn_with_its_kind() -> None:
 
 def test_a_cancellation_is_turn_cancelled() -> None:
     events = mapper()
-    (final,), _ = events.fail(AgentError(ErrorKind.TURN_CANCELLED, "stalled"))
+    (final,), _ = events.fail(AgentError(AdapterErrorKind.TURN_CANCELLED, "stalled"))
     assert final.type is EventType.TURN_CANCELLED
     assert events.result is not None
     assert events.result.exit_reason is ExitReason.CANCELLED

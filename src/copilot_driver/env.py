@@ -250,6 +250,11 @@ TIMEOUT_MINUTES = "GH_AW_TIMEOUT_MINUTES"
 """The workflow's timeout; the harness derives the driver's send timeout from it."""
 
 
+def in_github_actions(env: Mapping[str, str]) -> bool:
+    """GITHUB_ACTIONS=true (as the runner sets it): annotations, outputs, secrets advice."""
+    return env.get(GITHUB_ACTIONS.name, "").strip().lower() == "true"
+
+
 def value_of(env: Mapping[str, str], variable: Variable) -> str | None:
     """The variable's value, stripped; None when unset or blank."""
     value = env.get(variable.name)

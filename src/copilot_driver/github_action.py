@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from copilot_driver import __version__
-from copilot_driver.env import PERMISSIONS
+from copilot_driver.env import PERMISSIONS, in_github_actions
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.permissions.config import parse_explicit
 from copilot_driver.workflow_commands import annotation, outputs_block
@@ -425,7 +425,7 @@ def _emit(value: str, output_name: str | None, env: Mapping[str, str]) -> None:
 
 def _report(message: str, env: Mapping[str, str]) -> None:
     sys.stderr.write(f"{PREFIX} error: {message}\n")
-    if env.get("GITHUB_ACTIONS", "").lower() == "true":
+    if in_github_actions(env):
         sys.stderr.write(annotation("error", "copilot-driver action input", message))
 
 

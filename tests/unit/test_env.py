@@ -6,6 +6,8 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from copilot_driver import env
 from copilot_driver.cli import USAGE
 from copilot_driver.driver.config import ConfigError, load_config
@@ -116,3 +118,19 @@ def test_secret_looking_values_are_those_of_long_enough_secret_named_variables()
     }
     assert "read-by-name-elsewhere" in secrets_in(env)
     assert "ghs_never-read-here" not in secrets_in(env)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("true", True),
+        ("TRUE", True),
+        (" true\n", True),
+        ("", False),
+        ("false", False),
+        ("1", False),
+    ],
+)
+def test_github_actions_is_read_one_way_everywhere(value: str, expected: bool) -> None:
+    assert env.in_github_actions({"GITHUB_ACTIONS": value}) is expected
+    assert env.in_github_actions({}) is False

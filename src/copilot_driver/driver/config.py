@@ -300,7 +300,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         reasoning_effort=reasoning_effort,
         idle_ms=idle_ms,
         sdk_ready_fd=sdk_ready_fd,
-        github_actions=env.get(contract.GITHUB_ACTIONS.name, "").strip().lower() == "true",
+        github_actions=contract.in_github_actions(env),
         notices=tuple(notices),
         environment_secrets=contract.secret_looking_values(env),
     )

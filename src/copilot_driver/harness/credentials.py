@@ -52,7 +52,7 @@ def tokens_of(env: Mapping[str, str]) -> Tokens:
     return Tokens(
         present,
         tuple(name for name in present if env[name].strip().startswith(CLASSIC_PREFIX)),
-        in_actions=env.get("GITHUB_ACTIONS", "").strip().lower() == "true",
+        in_actions=contract.in_github_actions(env),
     )
 
 
@@ -99,7 +99,7 @@ def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> st
         f"no credential for the Copilot CLI: {said}, and no bring-your-own-model provider "
         f"({contract.PROVIDER_BASE_URL.name}) is configured. "
     )
-    if env.get("GITHUB_ACTIONS", "").strip().lower() == "true":
+    if contract.in_github_actions(env):
         return (
             f"{start}Set {SECRET_NAME} to a token with Copilot access: "
             f"{how_to_set_a_token(True)}; {ACCEPTED_TOKENS}. In a pull request from a fork, "

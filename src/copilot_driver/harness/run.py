@@ -44,6 +44,7 @@ from copilot_driver.env import (
     SDK_READY_FD,
     SERVER_ARGS,
     TIMEOUT_MINUTES,
+    in_github_actions,
     secrets_in,
     session_state_base_dir,
 )
@@ -146,7 +147,7 @@ class Harness:
         self.env = dict(env)
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
-        self.in_actions = env.get("GITHUB_ACTIONS", "").lower() == "true"
+        self.in_actions = in_github_actions(env)
         interactive = self.stderr.isatty() and env.get("CI", "").lower() != "true"
         self.status = StatusLine(self.stderr, enabled=interactive)
         self.attempts: list[Attempt] = []

@@ -19,12 +19,7 @@ from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
 from copilot_driver.formatting import iso_utc, parse_iso
-
-EVENTS_FILE_NAME = "events.jsonl"
-# Beside it in the session's folder: the driver's result, and the harness's copy of
-# the sidecar's own log.
-RESULT_FILE_NAME = "result.json"
-SIDECAR_LOG_NAME = "sidecar.log"
+from copilot_driver.vocabulary import Denial
 
 # The runtime's event types that anything here reads or writes.
 SESSION_START = "session.start"
@@ -161,20 +156,9 @@ def budget_record(
     )
 
 
-def denial_record(
-    request_kind: str, summary: str, reason: str, allow_rule: str | None, tool_call_id: str | None
-) -> EventRecord:
+def denial_record(denial: Denial) -> EventRecord:
     """The policy's account of one denial; `allowRule` is null when no rule can allow it."""
-    return make_record(
-        POLICY_DENIAL,
-        {
-            "requestKind": request_kind,
-            "requestSummary": summary,
-            "reason": reason,
-            "allowRule": allow_rule,
-            "toolCallId": tool_call_id,
-        },
-    )
+    return make_record(POLICY_DENIAL, denial.record_data())
 
 
 def parse_line(line: str | bytes) -> dict[str, Any] | None:

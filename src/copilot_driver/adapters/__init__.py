@@ -31,7 +31,7 @@ from copilot_driver.adapters.core.session import (
 from copilot_driver.adapters.core.spec import AdapterSpec
 from copilot_driver.adapters.core.ssh import SshSettings
 from copilot_driver.adapters.core.workflow import Workflow, load_workflow
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 __all__ = [
     "Adapter",

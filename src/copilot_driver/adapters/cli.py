@@ -35,9 +35,9 @@ from copilot_driver.adapters.core.workflow import (
     parse_workflow,
 )
 from copilot_driver.env import ADAPTER_SECRETS, secrets_in
-from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.exit_codes import AdapterExitCode, for_signal
 from copilot_driver.redaction import Redactor, url_userinfo_secrets
+from copilot_driver.vocabulary import AdapterErrorKind
 
 log = logging.getLogger("copilot_driver.adapters")
 

@@ -51,7 +51,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from copilot_driver.driver.config import DriverConfig
-from copilot_driver.error_kinds import DriverErrorKind
+from copilot_driver.vocabulary import DriverErrorKind
 
 if TYPE_CHECKING:
     from copilot import CopilotClient

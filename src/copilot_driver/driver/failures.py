@@ -16,8 +16,8 @@ from copilot_driver.driver.stop import (
     ToolCallBudgetExceededError,
     ToolDenialsExceededError,
 )
-from copilot_driver.error_kinds import DriverErrorKind
 from copilot_driver.exit_codes import ExitCode, for_signal
+from copilot_driver.vocabulary import DriverErrorKind
 
 
 class Phase(StrEnum):

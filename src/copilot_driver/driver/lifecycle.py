@@ -43,7 +43,7 @@ from copilot_driver.driver.failures import (
 )
 from copilot_driver.driver.idle import AnswerWatch
 from copilot_driver.driver.liveness import SidecarWatchdog
-from copilot_driver.driver.result import SessionResult, write_result
+from copilot_driver.driver.result import write_result
 from copilot_driver.driver.sink import EventsSink
 from copilot_driver.driver.stop import (
     SidecarLostError,
@@ -58,7 +58,6 @@ from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.budget import Debit, ToolCallBudget
 from copilot_driver.permissions.handler import (
     DecisionsInFlight,
-    Denial,
     DenialGuard,
     DenialLogger,
     github_actions_annotation,
@@ -68,13 +67,13 @@ from copilot_driver.permissions.handler import (
 )
 from copilot_driver.permissions.policy import Policy
 from copilot_driver.records import (
-    RESULT_FILE_NAME,
     budget_debit_record,
     budget_record,
     denial_record,
     guard_record,
 )
 from copilot_driver.redaction import Redactor
+from copilot_driver.vocabulary import RESULT_FILE_NAME, Denial, RunResult
 
 if TYPE_CHECKING:
     from copilot import CopilotClient, CopilotSession
@@ -102,7 +101,7 @@ T = TypeVar("T")
 
 
 class Lifecycle:
-    """One run of the driver; `run()` returns its SessionResult."""
+    """One run of the driver; `run()` returns its RunResult."""
 
     def __init__(
         self, config: DriverConfig, log: DriverLog, redactor: Redactor, stop: StopRequests
@@ -138,7 +137,7 @@ class Lifecycle:
             else None
         )
 
-    async def run(self) -> SessionResult:
+    async def run(self) -> RunResult:
         """Steps 2 to 7 of spec 3.2 (step 1, the configuration, is already resolved)."""
         started = time.monotonic()
         output = ""
@@ -252,9 +251,9 @@ class Lifecycle:
         self._turn_open = False
         return _reply_text(reply)
 
-    def _finish(self, started: float, output: str, failure: Failure | None) -> SessionResult:
+    def _finish(self, started: float, output: str, failure: Failure | None) -> RunResult:
         """Step 6: the result, its file, and the run's last log entry."""
-        result = SessionResult(
+        result = RunResult(
             exit_code=failure.exit_code if failure else ExitCode.OK,
             output=output,
             duration_ms=round((time.monotonic() - started) * 1000),
@@ -348,11 +347,7 @@ class Lifecycle:
 
     def _record_denial(self, denial: Denial) -> None:
         """The policy's reason and the allowing rule, beside the runtime's events."""
-        self.sink.write_record(
-            denial_record(
-                denial.kind, denial.summary, denial.reason, denial.allow_rule, denial.tool_call_id
-            )
-        )
+        self.sink.write_record(denial_record(denial))
 
     def _log_start(self) -> None:
         config = self.config
@@ -510,7 +505,7 @@ class Lifecycle:
         except Exception as error:  # cleanup is best effort; the outcome is already known
             self.log.debug("cleanup.failed", f"could not {what}: {error}")
 
-    def _write_result(self, result: SessionResult) -> str | None:
+    def _write_result(self, result: RunResult) -> str | None:
         if self.sink.path is None:
             return None
         path = self.sink.path.with_name(RESULT_FILE_NAME)
@@ -528,7 +523,7 @@ def run_driver(config: DriverConfig) -> int:
     log = configure_logging(config.log_format, config.log_level, redactor)
     stop = StopRequests()
 
-    async def main() -> SessionResult:
+    async def main() -> RunResult:
         stop.install(asyncio.get_running_loop())
         return await Lifecycle(config, log, redactor, stop).run()
 
@@ -540,7 +535,7 @@ def run_driver(config: DriverConfig) -> int:
     if result.has_output:
         sys.stdout.write(redactor.text(result.output).rstrip("\n") + "\n")
         sys.stdout.flush()
-    return result.exit_code
+    return ExitCode.FAILURE if result.exit_code is None else result.exit_code
 
 
 def _reply_text(reply: Any) -> str:

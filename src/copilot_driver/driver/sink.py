@@ -38,9 +38,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from copilot_driver.error_kinds import DriverErrorKind
 from copilot_driver.records import (
-    EVENTS_FILE_NAME,
     TOOL_EXECUTION_COMPLETE,
     TOOL_EXECUTION_START,
     USER_MESSAGE,
@@ -48,6 +46,7 @@ from copilot_driver.records import (
     make_record,
 )
 from copilot_driver.redaction import Redactor
+from copilot_driver.vocabulary import EVENTS_FILE_NAME, DriverErrorKind
 
 _BATCH_LINES = 512
 _PATH_CHARS = 300

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from copilot_driver import env as contract
-from copilot_driver.error_kinds import DriverErrorKind, HarnessErrorKind
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.credentials import (
     ACCEPTED_TOKENS,
@@ -22,6 +21,7 @@ from copilot_driver.harness.credentials import (
 from copilot_driver.harness.credentials import (
     CLASSIC_PREFIX as _CLASSIC,
 )
+from copilot_driver.vocabulary import DriverErrorKind, HarnessErrorKind
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from copilot_driver.error_kinds import DriverErrorKind
+from copilot_driver.vocabulary import DriverErrorKind
 
 _TRANSIENT_TEXT = re.compile(
     r"ECONNRESET|connection reset|socket hang up|ECONNREFUSED|Could not connect to "

@@ -48,7 +48,6 @@ from copilot_driver.env import (
     secrets_in,
     session_state_base_dir,
 )
-from copilot_driver.error_kinds import DriverErrorKind, HarnessErrorKind
 from copilot_driver.exit_codes import ExitCode, for_signal, from_returncode
 from copilot_driver.harness.credentials import credential_problem, tokens_of
 from copilot_driver.harness.environment import (
@@ -79,7 +78,6 @@ from copilot_driver.harness.sidecar import (
     locate_copilot_cli,
 )
 from copilot_driver.permissions.config import ServerArgsError
-from copilot_driver.records import SIDECAR_LOG_NAME
 from copilot_driver.redaction import Redactor
 from copilot_driver.report import (
     SANDBOX_FILE,
@@ -91,6 +89,7 @@ from copilot_driver.report import (
     render_step_summary,
     sandbox_record,
 )
+from copilot_driver.vocabulary import SIDECAR_LOG_NAME, DriverErrorKind, HarnessErrorKind
 
 PREFIX = "[copilot-driver-harness]"
 DRIVER_STOP_GRACE_S = 20.0

@@ -27,25 +27,13 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import IO, Any
 
 from copilot_driver.logs import DriverLog
 from copilot_driver.permissions.policy import DENIAL_FEEDBACK, Decision, Policy
 from copilot_driver.redaction import Redactor
+from copilot_driver.vocabulary import Denial, LogEvent
 from copilot_driver.workflow_commands import annotation
-
-
-@dataclass(frozen=True)
-class Denial:
-    session_id: str | None
-    kind: str
-    summary: str
-    reason: str
-    allow_rule: str | None = None
-    """The narrowest `--allow-tool` rule that would allow the request, if any."""
-    tool_call_id: str | None = None
-
 
 DenialLogger = Callable[[Denial], None]
 
@@ -182,7 +170,7 @@ def make_permission_handler(
         if guard is not None and guard.tripped:
             # The session is stopping: this request is neither approved nor counted.
             log.info(
-                "permission.withheld",
+                LogEvent.PERMISSION_WITHHELD,
                 "not decided: the tool-denials guard is stopping the session",
                 sessionId=session_id,
                 requestSummary=_decide(policy, request).summary,
@@ -191,39 +179,35 @@ def make_permission_handler(
         decision = _decide(policy, request)
         if decision.allowed:
             log.debug(
-                "permission.approved",
+                LogEvent.PERMISSION_APPROVED,
                 f"approved {decision.summary}",
                 requestKind=decision.kind,
                 requestSummary=decision.summary,
             )
             return _sent(PermissionDecisionApproveOnce())
         denial = Denial(
-            session_id,
-            decision.kind,
-            decision.summary,
-            decision.reason,
-            decision.allow_rule,
-            _tool_call_id(request),
+            kind=decision.kind,
+            summary=decision.summary,
+            reason=decision.reason,
+            allow_rule=decision.allow_rule,
+            tool_call_id=_tool_call_id(request),
+            session_id=session_id,
         )
         log.warning(
-            "permission.denied",
+            LogEvent.PERMISSION_DENIED,
             f"permission denied by workflow tool permissions: {decision.summary}",
-            sessionId=session_id,
-            requestKind=decision.kind,
-            requestSummary=decision.summary,
-            reason=decision.reason,
-            allowRule=decision.allow_rule,
+            **denial.log_fields(),
         )
         for secondary_logger in secondary:
             try:
                 secondary_logger(denial)
             except Exception as error:  # a diagnostic must never change the decision
-                log.debug("permission.secondary_failed", f"a denial logger failed: {error}")
+                log.debug(LogEvent.PERMISSION_SECONDARY_FAILED, f"a denial logger failed: {error}")
         if guard is not None:
             # gh-aw's driver writes this line per denial, and gh-aw's harness counts
             # "permission denied" to decide not to retry: the same words, the same count.
             log.warning(
-                "tool.denial",
+                LogEvent.TOOL_DENIAL,
                 f"tool denial {guard.count + 1}/{guard.threshold}: permission denied: "
                 f"{decision.summary}",
                 denialCount=guard.count + 1,

@@ -42,7 +42,8 @@ from copilot_driver.report.sandbox import (
 from copilot_driver.report.step_summary import Attempt, RunOutcome, render_step_summary
 from copilot_driver.report.summary import REPORT_VERSION
 from copilot_driver.report.text import render_text
-from copilot_driver.report.usage import ModelUsage, RunResult, Usage, read_result
+from copilot_driver.report.usage import ModelUsage, Usage
+from copilot_driver.vocabulary import RunResult, read_result
 
 __all__ = [
     "REPORT_VERSION",

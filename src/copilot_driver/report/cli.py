@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from copilot_driver import __version__, records
+from copilot_driver import __version__, vocabulary
 from copilot_driver.report.markdown import render_markdown
 from copilot_driver.report.parse import load_timeline
 from copilot_driver.report.resolve import Resolved, resolve_events
@@ -23,8 +23,8 @@ _DESCRIPTION = (
     "how the driver ended."
 )
 _PATH_HELP = (
-    f"the session's {records.EVENTS_FILE_NAME}; or its session folder; or a file beside it "
-    f"(result.json, sandbox.json: the {records.EVENTS_FILE_NAME} beside it is read); or a "
+    f"the session's {vocabulary.EVENTS_FILE_NAME}; or its session folder; or a file beside it "
+    f"(result.json, sandbox.json: the {vocabulary.EVENTS_FILE_NAME} beside it is read); or a "
     "folder of session folders (the newest session, by its events file's modification "
     "time, is reported, and stderr names it and the others)"
 )

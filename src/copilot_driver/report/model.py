@@ -16,7 +16,8 @@ from copilot_driver.formatting import shorten
 from copilot_driver.permissions.summary import url_without_secrets
 from copilot_driver.report.limits import clip
 from copilot_driver.report.sandbox import SandboxSummary
-from copilot_driver.report.usage import RunResult, Usage
+from copilot_driver.report.usage import Usage
+from copilot_driver.vocabulary import RunResult
 
 _PATH_TOOLS = frozenset({"view", "create", "edit", "str_replace", "str_replace_editor", "read"})
 _WHAT_CHARS = 200

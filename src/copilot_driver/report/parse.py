@@ -21,11 +21,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from copilot_driver import records
+from copilot_driver import records, vocabulary
 from copilot_driver.permissions.summary import summarise
 from copilot_driver.report import model
 from copilot_driver.report.sandbox import SANDBOX_FILE, read_sandbox_file
-from copilot_driver.report.usage import read_result, usage_from_shutdown
+from copilot_driver.report.usage import usage_from_shutdown
+from copilot_driver.vocabulary import Denial, read_result
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SKIP_EXAMPLES = 5
@@ -37,7 +38,7 @@ _NOT_RECORDED = "(request not recorded)"
 
 def events_file(path: Path) -> Path:
     """`path` itself, or the events file in it when it is a session folder."""
-    return path / records.EVENTS_FILE_NAME if path.is_dir() else path
+    return path / vocabulary.EVENTS_FILE_NAME if path.is_dir() else path
 
 
 def load_timeline(path: Path) -> model.Timeline:
@@ -240,16 +241,18 @@ class _Builder:
         record.feedback = _str(result, "feedback")
 
     def policy_denial(self, data: dict[str, Any], at_ms: float | None) -> None:
-        denial = model.PolicyDenial(
-            summary=_str(data, "requestSummary") or "unknown",
-            kind=_str(data, "requestKind"),
-            reason=_str(data, "reason") or "(no reason recorded)",
-            allow_rule=_str(data, "allowRule"),
-            tool_call_id=_str(data, "toolCallId"),
-            turn=self.turn(at_ms).index,
-            at_ms=at_ms,
+        denial = Denial.from_record_data(data)
+        self.denials.append(
+            model.PolicyDenial(
+                summary=denial.summary,
+                kind=denial.kind,
+                reason=denial.reason,
+                allow_rule=denial.allow_rule,
+                tool_call_id=denial.tool_call_id,
+                turn=self.turn(at_ms).index,
+                at_ms=at_ms,
+            )
         )
-        self.denials.append(denial)
 
     def match_denials(self) -> None:
         """Each `policy.denial` onto its permission: by tool call first, then the rest by

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from copilot_driver import records
 from copilot_driver.report.sandbox import SANDBOX_FILE
+from copilot_driver.vocabulary import EVENTS_FILE_NAME, RESULT_FILE_NAME
 
 OTHERS_LISTED = 10
 """Other sessions of a state folder named in the note, at most (newest first)."""
 _BESIDE_EVENTS = {
-    records.RESULT_FILE_NAME: "the driver's result file",
+    RESULT_FILE_NAME: "the driver's result file",
     SANDBOX_FILE: "the harness's sandbox record",
 }
 """Files a session folder holds beside its events file: given one, read the events."""
@@ -45,18 +45,18 @@ def resolve_events(path: Path) -> Resolved | str:
     name = _BESIDE_EVENTS.get(path.name)
     if name is None:
         return Resolved(path)  # an events file, or a missing one: reading it says which
-    events = path.with_name(records.EVENTS_FILE_NAME)
+    events = path.with_name(EVENTS_FILE_NAME)
     if not events.is_file():
         return (
             f"{path} is {name}, not an events file, and there is no "
-            f"{records.EVENTS_FILE_NAME} beside it (expected {events})"
+            f"{EVENTS_FILE_NAME} beside it (expected {events})"
         )
     return Resolved(events, (f"{path} is {name}; reporting the events file beside it, {events}",))
 
 
 def _in_folder(folder: Path) -> Resolved | str:
     """The folder's own events file, else the newest of its sessions' events files."""
-    own = folder / records.EVENTS_FILE_NAME
+    own = folder / EVENTS_FILE_NAME
     if own.is_file():
         return Resolved(own)
     try:
@@ -65,9 +65,9 @@ def _in_folder(folder: Path) -> Resolved | str:
         return f"cannot list {folder}: {error.strerror or error}"
     if not sessions:
         return (
-            f"{folder} is a folder without {records.EVENTS_FILE_NAME} and without session "
+            f"{folder} is a folder without {EVENTS_FILE_NAME} and without session "
             f"folders holding one (expected {own} or "
-            f"{folder / '<sessionId>' / records.EVENTS_FILE_NAME})"
+            f"{folder / '<sessionId>' / EVENTS_FILE_NAME})"
         )
     (newest, modified), others = sessions[0], sessions[1:]
     return Resolved(newest, _folder_notes(folder, newest, modified, others))
@@ -78,7 +78,7 @@ def _sessions(folder: Path) -> list[tuple[Path, float]]:
     first (ties by name, so the choice is the same on every run)."""
     found = []
     for child in folder.iterdir():
-        events = child / records.EVENTS_FILE_NAME
+        events = child / EVENTS_FILE_NAME
         try:
             if events.is_file():
                 found.append((events, events.stat().st_mtime))
@@ -92,8 +92,8 @@ def _folder_notes(
 ) -> tuple[str, ...]:
     which = f"the newest of its {len(others) + 1:,} sessions" if others else "its only session"
     chosen = (
-        f"{folder} holds no {records.EVENTS_FILE_NAME} of its own; reporting {which}, "
-        f"{newest.parent.name} ({records.EVENTS_FILE_NAME} modified {_clock(modified)}): {newest}"
+        f"{folder} holds no {EVENTS_FILE_NAME} of its own; reporting {which}, "
+        f"{newest.parent.name} ({EVENTS_FILE_NAME} modified {_clock(modified)}): {newest}"
     )
     if not others:
         return (chosen,)

@@ -10,7 +10,8 @@ from copilot_driver import records
 from copilot_driver.report.limits import clip
 from copilot_driver.report.model import PolicyDenial, Timeline
 from copilot_driver.report.sandbox import MODE_UNKNOWN, SandboxSummary
-from copilot_driver.report.usage import ModelUsage, RunResult, Usage
+from copilot_driver.report.usage import ModelUsage, Usage
+from copilot_driver.vocabulary import RunResult
 
 REPORT_VERSION = "report v2"
 """Shown in both renderings: what a reader (or a script) of the report can expect."""

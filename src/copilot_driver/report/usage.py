@@ -1,23 +1,18 @@
-"""What a session used and changed (`session.shutdown`), and how the driver ended
-(`result.json`): both read tolerantly, a field of the wrong type being a field
-that is missing.
+"""What a session used and changed (`session.shutdown`), read tolerantly: a field
+of the wrong type is a field that is missing.
 
 The runtime's shutdown record carries the per-model token counts and request
 counts, the premium requests the account was charged, the time spent waiting
-on the model, and the files the agent changed. `result.json` is the driver's
-own summary, written beside the events file.
+on the model, and the files the agent changed. (How the driver ended,
+`result.json`, is read by `vocabulary.read_result`.)
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-from copilot_driver.records import RESULT_FILE_NAME
 
 _MAX_COUNT = 2**63
 
@@ -56,18 +51,6 @@ class Usage:
         return sum(counted) if counted else None
 
 
-@dataclass(frozen=True)
-class RunResult:
-    """The driver's `result.json`: how the run ended. `errorKind` is absent from older files."""
-
-    exit_code: int | None = None
-    error_kind: str | None = None
-    error: str | None = None
-    duration_ms: float | None = None
-    """`durationMs`: the driver's own clock, from sending the prompt to the session's
-    completion (spec 6.5). Not the events' span: it starts and ends elsewhere."""
-
-
 def usage_from_shutdown(data: Mapping[str, Any]) -> Usage:
     """The accounting of a `session.shutdown` record's `data`; never raises on content."""
     metrics = _dict(data, "modelMetrics")
@@ -88,30 +71,6 @@ def usage_from_shutdown(data: Mapping[str, Any]) -> Usage:
         lines_added=_count(changes.get("linesAdded")),
         lines_removed=_count(changes.get("linesRemoved")),
     )
-
-
-def result_from_json(value: Any) -> RunResult | None:
-    """`result.json`'s object as a RunResult; None when it is not an object."""
-    if not isinstance(value, dict):
-        return None
-    exit_code = value.get("exitCode")
-    return RunResult(
-        exit_code=None
-        if isinstance(exit_code, bool) or not isinstance(exit_code, int)
-        else exit_code,
-        error_kind=_str(value, "errorKind"),
-        error=_str(value, "error"),
-        duration_ms=_number(value.get("durationMs")),
-    )
-
-
-def read_result(events_file: Path) -> RunResult | None:
-    """The `result.json` beside an events file, or None: absent, unreadable, not JSON."""
-    try:
-        text = events_file.with_name(RESULT_FILE_NAME).read_text(encoding="utf-8", errors="replace")
-        return result_from_json(json.loads(text))
-    except (OSError, ValueError, RecursionError):
-        return None
 
 
 def _model_usage(name: str, metrics: Mapping[str, Any]) -> ModelUsage:

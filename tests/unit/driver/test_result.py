@@ -1,4 +1,4 @@
-"""SessionResult, result.json and the documented exit codes (spec 7.2)."""
+"""RunResult, result.json and the documented exit codes (spec 7.2)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver.driver.result import SessionResult, write_result
+from copilot_driver.driver.result import write_result
 from copilot_driver.redaction import Redactor
+from copilot_driver.vocabulary import RunResult
 
 SECRET = "conn-token-8d41f0a2b7c9e3"
 
 
-def test_to_dict_has_the_documented_keys_and_values() -> None:
-    result = SessionResult(
+def test_to_json_has_the_documented_keys_and_values() -> None:
+    result = RunResult(
         exit_code=0, output="The answer.", duration_ms=1234, session_id="sess-1", error=None
     )
-    assert result.to_dict() == {
+    assert result.to_json() == {
         "exitCode": 0,
         "output": "The answer.",
         "hasOutput": True,
@@ -29,9 +30,9 @@ def test_to_dict_has_the_documented_keys_and_values() -> None:
     }
 
 
-def test_to_dict_defaults_for_a_failed_run_without_session() -> None:
-    result = SessionResult(exit_code=1, output="", duration_ms=5, error="connection refused")
-    data = result.to_dict()
+def test_to_json_defaults_for_a_failed_run_without_session() -> None:
+    result = RunResult(exit_code=1, output="", duration_ms=5, error="connection refused")
+    data = result.to_json()
     assert data["sessionId"] is None
     assert data["error"] == "connection refused"
     assert data["hasOutput"] is False
@@ -43,15 +44,15 @@ def test_to_dict_defaults_for_a_failed_run_without_session() -> None:
     [("", False), (" ", False), ("\n\t  \r\n", False), ("x", True), ("  answer \n", True)],
 )
 def test_has_output_ignores_whitespace(output: str, expected: bool) -> None:
-    result = SessionResult(exit_code=0, output=output, duration_ms=1)
+    result = RunResult(exit_code=0, output=output, duration_ms=1)
     assert result.has_output is expected
-    assert result.to_dict()["hasOutput"] is expected
-    assert result.to_dict()["output"] == output
+    assert result.to_json()["hasOutput"] is expected
+    assert result.to_json()["output"] == output
 
 
 def test_write_result_writes_valid_json_with_secrets_masked(tmp_path: Path) -> None:
     path = tmp_path / "result.json"
-    result = SessionResult(
+    result = RunResult(
         exit_code=1,
         output=f"echoed {SECRET} by the model",
         duration_ms=42,
@@ -76,7 +77,7 @@ def test_write_result_writes_valid_json_with_secrets_masked(tmp_path: Path) -> N
 
 def test_write_result_keeps_non_ascii_text(tmp_path: Path) -> None:
     path = tmp_path / "result.json"
-    write_result(path, SessionResult(0, "héllo ✓", 1), Redactor([]))
+    write_result(path, RunResult(0, output="héllo ✓", duration_ms=1), Redactor([]))
     assert json.loads(path.read_text(encoding="utf-8"))["output"] == "héllo ✓"
 
 
@@ -97,7 +98,7 @@ def test_write_result_replaces_an_existing_file_via_a_sibling_temp_file(
         real_replace(source, target)
 
     monkeypatch.setattr(os, "replace", spy_replace)
-    write_result(path, SessionResult(0, "new", 7, "s"), Redactor([]))
+    write_result(path, RunResult(0, output="new", duration_ms=7, session_id="s"), Redactor([]))
 
     assert len(replaced) == 1
     source, target = replaced[0]
@@ -119,6 +120,6 @@ def test_write_result_failure_keeps_the_old_file_and_leaves_no_temp_file(
 
     monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(OSError, match="No space left"):
-        write_result(path, SessionResult(0, "new", 7), Redactor([]))
+        write_result(path, RunResult(0, output="new", duration_ms=7), Redactor([]))
     assert json.loads(path.read_text(encoding="utf-8")) == {"old": True}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"], "temp file left"

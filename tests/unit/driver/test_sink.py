@@ -17,8 +17,8 @@ from copilot.session_events import SessionEvent
 from copilot_driver.driver import sink as events_module
 from copilot_driver.driver.sink import EventsFileError, EventsSink
 from copilot_driver.formatting import iso_utc, parse_iso
-from copilot_driver.records import EVENTS_FILE_NAME
 from copilot_driver.redaction import Redactor
+from copilot_driver.vocabulary import EVENTS_FILE_NAME
 
 SECRET = "tok-5f0c1d9e7a2b4c6d8e0f"
 TIMESTAMP = "2026-11-21T06:47:02.5Z"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from copilot_driver.error_kinds import DriverErrorKind, HarnessErrorKind
 from copilot_driver.harness.credentials import ACCEPTED_TOKENS, Tokens
 from copilot_driver.harness.outcome import explain
+from copilot_driver.vocabulary import DriverErrorKind, HarnessErrorKind
 
 
 @pytest.mark.parametrize("kind", [*DriverErrorKind, *HarnessErrorKind, None, "something-new"])

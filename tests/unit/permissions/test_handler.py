@@ -24,13 +24,13 @@ from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.handler import (
     DecisionsInFlight,
-    Denial,
     DenialGuard,
     github_actions_annotation,
     make_permission_handler,
 )
 from copilot_driver.permissions.policy import DENIAL_FEEDBACK, Decision, Policy
 from copilot_driver.redaction import Redactor
+from copilot_driver.vocabulary import Denial
 from copilot_driver.workflow_commands import escape_property
 from helpers.permission_requests import mcp, read, shell, url, write
 
@@ -295,7 +295,7 @@ def test_github_actions_annotation_through_the_handler(sink: Sink) -> None:
 def test_github_actions_annotation_escapes_the_data() -> None:
     stream = io.StringIO()
     log = github_actions_annotation(Redactor(), stream=stream)
-    log(Denial("s-1", "shell", "shell(printf '100%'\r\nrm -rf /)", "r"))
+    log(Denial("shell", "shell(printf '100%'\r\nrm -rf /)", "r", session_id="s-1"))
     assert stream.getvalue() == ANNOTATION_HEAD + "shell(printf '100%25'%0D%0Arm -rf /)\n"
     assert stream.getvalue().count("\n") == 1
 
@@ -303,7 +303,7 @@ def test_github_actions_annotation_escapes_the_data() -> None:
 def test_annotation_property_escaping() -> None:
     assert escape_property("a:b,c%d\re\nf") == "a%3Ab%2Cc%25d%0De%0Af"
     line = io.StringIO()
-    github_actions_annotation(Redactor(), stream=line)(Denial(None, "read", "read(/x)", "r"))
+    github_actions_annotation(Redactor(), stream=line)(Denial("read", "read(/x)", "r"))
     title = line.getvalue().split("::")[1]
     assert title == "warning title=Copilot tool permission denied"
 
@@ -311,13 +311,13 @@ def test_annotation_property_escaping() -> None:
 def test_github_actions_annotation_masks_secrets() -> None:
     stream = io.StringIO()
     log = github_actions_annotation(Redactor([SECRET]), stream=stream)
-    log(Denial("s-1", "shell", f"shell(curl -H 'Authorization: {SECRET}' x)", "r"))
+    log(Denial("shell", f"shell(curl -H 'Authorization: {SECRET}' x)", "r", session_id="s-1"))
     assert SECRET not in stream.getvalue()
     assert stream.getvalue() == ANNOTATION_HEAD + "shell(curl -H 'Authorization: ***' x)\n"
 
 
 def test_github_actions_annotation_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    github_actions_annotation(Redactor())(Denial(None, "write", "write(/x)", "r"))
+    github_actions_annotation(Redactor())(Denial("write", "write(/x)", "r"))
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == ANNOTATION_HEAD + "write(/x)\n"

@@ -11,7 +11,7 @@ from copilot_driver.report.markdown import (
     cell,
     code,
 )
-from copilot_driver.report.usage import RunResult
+from copilot_driver.vocabulary import RunResult
 from helpers.report_samples import (
     ANSWER,
     CHART_HEADER,

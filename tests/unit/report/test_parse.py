@@ -19,6 +19,7 @@ from copilot_driver.report import (
     render_text,
 )
 from copilot_driver.report.parse import PROMPT_NOT_RECORDED
+from copilot_driver.vocabulary import Denial
 from helpers.report_samples import (
     ANSWER,
     CHART_HEADER,
@@ -234,7 +235,7 @@ def test_real_policy_denial_is_matched_to_its_permission() -> None:
 
 
 def _denial(summary: str, reason: str, rule: str | None, call_id: str | None, second: float) -> str:
-    record = records.denial_record("shell", summary, reason, rule, call_id)
+    record = records.denial_record(Denial("shell", summary, reason, rule, call_id))
     record["timestamp"] = f"2026-11-21T07:35:{10 + second:06.3f}+00:00"
     return json.dumps(record)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from copilot_driver.report import load_timeline, parse_timeline, render_markdown, render_text
-from copilot_driver.report.usage import RunResult
+from copilot_driver.vocabulary import RunResult
 from helpers.report_samples import (
     ANSWER,
     DATA,

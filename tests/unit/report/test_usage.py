@@ -1,23 +1,17 @@
-"""`copilot_driver.report.usage`: the shutdown record's accounting and `result.json`,
-read tolerantly: a field of the wrong type is a field that is missing."""
+"""`copilot_driver.report.usage`: the shutdown record's accounting, read tolerantly: a
+field of the wrong type is a field that is missing."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 
-from copilot_driver import records
 from copilot_driver.report import load_timeline
 from copilot_driver.report.usage import (
     ModelUsage,
-    RunResult,
     Usage,
-    read_result,
-    result_from_json,
     usage_from_shutdown,
 )
 from helpers.report_samples import POLICY_DENIAL_SESSION, json_values, model_metrics
@@ -78,33 +72,7 @@ def test_shapes_of_the_wrong_type_are_missing() -> None:
     assert usage_from_shutdown({"codeChanges": {"filesModified": "a.py"}}).files_modified is None
 
 
-def test_the_result_file(tmp_path: Path) -> None:
-    events = tmp_path / records.EVENTS_FILE_NAME
-    assert read_result(events) is None  # absent
-
-    (tmp_path / "result.json").write_text("{not json")
-    assert read_result(events) is None
-
-    (tmp_path / "result.json").write_text("[1]")
-    assert read_result(events) is None
-
-    older = {"exitCode": 0, "output": "x", "error": None}  # before errorKind existed
-    (tmp_path / "result.json").write_text(json.dumps(older))
-    assert read_result(events) == RunResult(0, None, None)
-
-    (tmp_path / "result.json").write_text(
-        json.dumps({"exitCode": 1, "errorKind": "session_error", "error": "boom"})
-    )
-    assert read_result(events) == RunResult(1, "session_error", "boom")
-
-
-def test_result_fields_of_the_wrong_type_are_missing() -> None:
-    assert result_from_json({"exitCode": True, "errorKind": 3, "error": ["x"]}) == RunResult()
-    assert result_from_json({"exitCode": "1"}) == RunResult()
-
-
 @settings(max_examples=300, deadline=None)
 @given(json_values)
 def test_any_json_is_read_without_raising(value: Any) -> None:
     usage_from_shutdown(value if isinstance(value, dict) else {"modelMetrics": value})
-    result_from_json(value)

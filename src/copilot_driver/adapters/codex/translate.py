@@ -22,7 +22,7 @@ from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.payload import as_count, as_list, as_mapping, as_str
 from copilot_driver.adapters.core.session import TurnResult
 from copilot_driver.adapters.core.turn import Handler, TurnTranslator
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 

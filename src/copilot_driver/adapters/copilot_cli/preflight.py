@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.env import PLATFORM_TOKENS
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 

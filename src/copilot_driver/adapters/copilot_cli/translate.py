@@ -36,7 +36,7 @@ from copilot_driver.adapters.core.payload import (
 from copilot_driver.adapters.core.session import TurnResult
 from copilot_driver.adapters.core.ssh import EXIT_COMMAND_NOT_FOUND, SSH_EXIT_CONNECTION_FAILED
 from copilot_driver.adapters.core.turn import Handler, TurnTranslator
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from enum import StrEnum
 from typing import Any
 
 from copilot_driver import formatting
-from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.formatting import iso_utc
+from copilot_driver.vocabulary import AdapterErrorKind
 
 MESSAGE_LIMIT = 500
 """Longest `message` an event carries; longer text is cut with an ellipsis."""

@@ -9,7 +9,7 @@ adapter that knows better (e.g. Codex's `contextWindowExceeded` is a
 
 from __future__ import annotations
 
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 RETRYABLE_BY_DEFAULT = frozenset(
     {

@@ -15,7 +15,7 @@ from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import Adapter, AdapterConfig
 from copilot_driver.adapters.core.spec import AdapterSpec
 from copilot_driver.adapters.core.ssh import find_ssh
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 BUILT_IN: dict[str, str] = {
     "copilot-cli": "copilot_driver.adapters.copilot_cli",

@@ -28,8 +28,8 @@ from copilot_driver.adapters.core.session import (
     TurnResult,
 )
 from copilot_driver.adapters.core.turn import cancelling
-from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.redaction import Redactor
+from copilot_driver.vocabulary import AdapterErrorKind
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_TURN_TIMEOUT_MS = 3_600_000

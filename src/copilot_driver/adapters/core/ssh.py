@@ -17,7 +17,7 @@ from typing import Literal, get_args
 
 from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.options import is_variable_name
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 HostKeyChecking = Literal["accept-new", "yes", "no"]
 HOST_KEY_CHECKING_VALUES: tuple[str, ...] = get_args(HostKeyChecking)

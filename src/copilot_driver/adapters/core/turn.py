@@ -39,7 +39,7 @@ from copilot_driver.adapters.core.session import (
     Session,
     TurnResult,
 )
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 TURN_CANCELLED = "turn cancelled"
 """The reason of a cancellation whose canceller gave none."""

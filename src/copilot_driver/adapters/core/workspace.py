@@ -15,7 +15,7 @@ from pathlib import Path
 from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import AdapterConfig
 from copilot_driver.adapters.core.ssh import find_ssh
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 
 def validate_workspace(workspace: str | Path, *, remote: bool = False) -> Path:

@@ -47,8 +47,8 @@ from copilot_driver.adapters.tool_loop.sandbox import resolve_root
 from copilot_driver.adapters.tool_loop.stream import ChatClient, Message
 from copilot_driver.adapters.tool_loop.tools import Toolbox
 from copilot_driver.adapters.tool_loop.translate import ToolLoopTranslator
-from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.redaction import mask_url_userinfo
+from copilot_driver.vocabulary import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,7 @@ from copilot_driver.adapters.tool_loop.stream import (
     ToolCallRequest,
 )
 from copilot_driver.adapters.tool_loop.tools import Toolbox, ToolOutcome, path_argument
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a coding agent working on a software project. Use the tools to inspect and "

@@ -39,8 +39,8 @@ from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.payload import as_count
 from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
 from copilot_driver.adapters.tool_loop.tools import TOOL_DEFINITIONS
-from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.redaction import mask_url_userinfo
+from copilot_driver.vocabulary import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import AdapterConfig, ExitReason, Session, TurnResult
 from copilot_driver.adapters.core.ssh import SshSettings
 from copilot_driver.adapters.core.tools import DynamicTool, ToolOutput
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 if TYPE_CHECKING:
     from unit.adapters.codex.conftest import FakeCodex, Recorder, Script, Transcript

@@ -26,7 +26,7 @@ from copilot_driver.adapters.codex.translate import (
 from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, TokenUsage
 from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import ExitReason
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 if TYPE_CHECKING:
     from unit.adapters.codex.conftest import CodexSchemas, Transcript

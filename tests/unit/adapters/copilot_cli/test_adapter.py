@@ -41,7 +41,7 @@ from copilot_driver.adapters.core.session import (
     TurnResult,
 )
 from copilot_driver.adapters.core.ssh import SshSettings
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 from helpers.fake_processes import recorded_argvs
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from copilot_driver.adapters.core.agent_events import (
 )
 from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import ExitReason, TurnResult
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "copilot-cli"
 FIXTURES = sorted(DATA.glob("*.jsonl"))

@@ -33,7 +33,7 @@ from copilot_driver.adapters.core.agent_events import AgentEvent, EventType, Tok
 from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import AdapterConfig, ExitReason, TurnResult
 from copilot_driver.adapters.core.ssh import SshSettings
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 from helpers.fake_processes import recorded_argvs
 
 if TYPE_CHECKING:

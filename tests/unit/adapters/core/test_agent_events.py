@@ -14,7 +14,7 @@ from copilot_driver.adapters.core.agent_events import (
     TokenUsage,
     shorten,
 )
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 WHEN = datetime(2026, 11, 21, 6, 21, 48, 752_345, tzinfo=UTC)
 

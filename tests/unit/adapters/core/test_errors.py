@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from copilot_driver.adapters.core.errors import AgentError
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 RETRYABLE = {
     AdapterErrorKind.INVALID_WORKSPACE_CWD: False,

@@ -23,8 +23,8 @@ from copilot_driver.adapters.core.session import (
     Session,
     TurnResult,
 )
-from copilot_driver.error_kinds import AdapterErrorKind
 from copilot_driver.redaction import MASK, Redactor
+from copilot_driver.vocabulary import AdapterErrorKind
 
 SECRET = "sekret-value-123"
 LONG_MS = 60_000

@@ -14,7 +14,7 @@ from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.session import AdapterConfig, ExitReason
 from copilot_driver.adapters.core.turn import TURN_CANCELLED, TurnTranslator, cancelled
 from copilot_driver.adapters.tool_loop import ToolLoopAdapter, ToolLoopOptions, ToolLoopSession
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 
 @pytest.mark.parametrize(

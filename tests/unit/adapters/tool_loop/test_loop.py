@@ -33,7 +33,7 @@ from copilot_driver.adapters.tool_loop.stream import (
     ToolCallRequest,
 )
 from copilot_driver.adapters.tool_loop.tools import Toolbox
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 
 class FakeModel:

@@ -24,7 +24,7 @@ from copilot_driver.adapters.tool_loop.stream import (
     http_error,
     request_body,
 )
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 BASE_URL = "http://model.test/v1"
 OPTIONS = ToolLoopOptions(base_url=BASE_URL, model="gpt-test")

@@ -15,7 +15,7 @@ from copilot_driver.adapters.tool_loop.loop import (
     ToolStart,
 )
 from copilot_driver.adapters.tool_loop.translate import TEXT_BATCH_CHARS, ToolLoopTranslator
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 
 def mapper() -> ToolLoopTranslator:

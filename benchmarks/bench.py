@@ -89,9 +89,15 @@ from copilot_driver.testing import (
     sidecar_environment,
     start_test_sidecar,
 )
+from copilot_driver.vocabulary import LogEvent
 
 OURS = "copilot-driver"
-PHASES = ("connection.start", "client.started", "session.created", "prompt.dispatched")
+PHASES = (
+    LogEvent.CONNECTION_START,
+    LogEvent.CLIENT_STARTED,
+    LogEvent.SESSION_CREATED,
+    LogEvent.PROMPT_DISPATCHED,
+)
 SCRIPT = Script(
     rules=(
         Rule(
@@ -204,7 +210,7 @@ def _phases(stderr: str, spawned_at: float) -> dict[str, float]:
         last = stamp
     if last is None:
         return {}
-    phases = {
+    phases: dict[str, float] = {
         name: (stamps[name].timestamp() - spawned_at) * 1000 for name in PHASES if name in stamps
     }
     phases["last entry"] = (last.timestamp() - spawned_at) * 1000
@@ -479,7 +485,11 @@ def _session_creation_ms(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
     """`client.started` to `session.created` in each run, from the driver's log."""
     phases = [_phases(r["stderr"], r["spawned_at"]) for r in runs]
     return _summary(
-        [p["session.created"] - p["client.started"] for p in phases if "session.created" in p]
+        [
+            p[LogEvent.SESSION_CREATED] - p[LogEvent.CLIENT_STARTED]
+            for p in phases
+            if LogEvent.SESSION_CREATED in p
+        ]
     )
 
 

@@ -28,7 +28,9 @@ from copilot_driver.testing.environment import driver_environment
 
 FEEDBACK_WORDS = "not allowed by workflow tool permissions"
 
-# Lifecycle markers (spec 6.2), as 6.5 JSON events or as words in a text line.
+# Lifecycle markers (spec 6.2), as 6.5 JSON events or as words in a text line. The kit
+# checks any driver against the spec, so it spells the spec's names itself rather than
+# reading this project's `vocabulary.LogEvent`.
 LIFECYCLE_MARKERS = {
     "connection": ("connection.start", r"\bconnect(ing|ion)\b"),
     "session": ("session.created", r"\bsession\b.*\bcreated\b|\bcreated session\b"),

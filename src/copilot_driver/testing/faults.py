@@ -30,6 +30,7 @@ from typing import Any
 from copilot_driver import LOG_PREFIX, records
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
 from copilot_driver.testing.fixtures import DRIVER_COMMAND, parse_log
+from copilot_driver.vocabulary import LogEvent
 
 SECRET_PIECE_CHARS = 12
 """A leaked piece this long of a secret counts as a leak (a 64-hex token has 53)."""
@@ -351,7 +352,7 @@ class FaultCase:
     def _check_error_line(ended: Ended, error_kind: str | None, mentions: Sequence[str]) -> None:
         entries = parse_log(ended.stderr)
         if entries:
-            errors = [entry for entry in entries if entry.get("event") == "error"]
+            errors = [entry for entry in entries if entry.get("event") == LogEvent.ERROR]
             assert len(errors) == 1, f"expected one error summary, got: {ended.stderr[-3000:]}"
             (error,) = errors
             assert entries[-1] is error, "the error summary is not the last log entry"

@@ -56,6 +56,8 @@ from __future__ import annotations
 import functools
 import re
 
+from copilot_driver.errors import CopilotDriverError
+
 AWK_VALUE_OPTIONS = frozenset("Fv")
 """The only options covered: the field separator and variable assignments."""
 MAX_PROGRAM_CHARS = 16 * 1024
@@ -175,7 +177,7 @@ _TOKEN = re.compile(
 _REGEX_LITERAL_PATTERN = re.compile(_REGEX_LITERAL)
 
 
-class _RefusedError(Exception):
+class _RefusedError(CopilotDriverError):
     """Raised inside the reader; its message is the refusal."""
 
 

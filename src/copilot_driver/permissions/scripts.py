@@ -17,6 +17,8 @@ from __future__ import annotations
 import functools
 import re
 
+from copilot_driver.errors import CopilotDriverError
+
 # -- sed -----------------------------------------------------------------------------------
 
 SED_FLAGS = frozenset("nsrEzub")
@@ -120,7 +122,7 @@ def _sed_run() -> re.Pattern[str]:
 _SCRIPT_IN_A_FILE = "reads the script from a file the policy does not see"
 
 
-class _RefusedError(Exception):
+class _RefusedError(CopilotDriverError):
     """Raised inside the sed reader; its message is the refusal."""
 
 

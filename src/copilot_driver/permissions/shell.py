@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.permissions import inert, programs
 from copilot_driver.permissions.bash import Command, Redirection, ShellParseError, parse_command
 
@@ -266,7 +267,7 @@ def _git_names(word: str) -> tuple[str, ...]:
     return _GIT_PLUMBING.get(word, (word,))
 
 
-class _UnusableRuleError(ValueError):
+class _UnusableRuleError(CopilotDriverError, ValueError):
     """A rule that reads well but can never cover anything; the message says why."""
 
 

@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.permissions.bash import Command, Redirection
 
 BASH = "/bin/bash"
@@ -70,7 +71,7 @@ printf '%s\0' "$s" "$#" "${0##*/}" "$@" >>"$ARGV_LOG"
 O_APPEND, so the members of a pipeline never interleave their records."""
 
 
-class ArgvPrinterUnavailableError(RuntimeError):
+class ArgvPrinterUnavailableError(CopilotDriverError, RuntimeError):
     """bash or dash cannot run here, or the printers do not work."""
 
 

@@ -38,6 +38,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from copilot_driver.errors import CopilotDriverError
+
 BASH = "/bin/bash"
 """The runtime's shell (the Copilot CLI runs `/bin/bash --norc --noprofile -c`)."""
 STUB_INTERPRETER = "/bin/true"
@@ -67,7 +69,7 @@ _STRING = re.compile(r'"((?:\\x[0-9a-f]{2})*)"')
 _ARRAY = re.compile(r"\[((?:\"(?:\\x[0-9a-f]{2})*\"(?:, )?)*)\]")
 
 
-class OracleUnavailableError(RuntimeError):
+class OracleUnavailableError(CopilotDriverError, RuntimeError):
     """strace or bash cannot run here."""
 
 

@@ -16,6 +16,8 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+from copilot_driver.errors import CopilotDriverError
+
 CODEX_VERSION = "0.169.0"
 PROVIDER_KEY_VARIABLE = "FAKE_PROVIDER_API_KEY"
 PROVIDER_KEY = "scripted-codex-provider-key-4b1d"
@@ -27,7 +29,7 @@ _PROVISIONED = Path(
 _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "TZ")
 
 
-class CodexNotFoundError(RuntimeError):
+class CodexNotFoundError(CopilotDriverError, RuntimeError):
     pass
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_driver import LOG_PREFIX, records
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
 from copilot_driver.testing.fixtures import DRIVER_COMMAND, parse_log
 from copilot_driver.vocabulary import LogEvent
@@ -61,7 +62,7 @@ class Tally:
 TALLY = Tally()
 
 
-class SecretLeakError(AssertionError):
+class SecretLeakError(CopilotDriverError, AssertionError):
     """A secret, or a piece of one, is in an artefact (the message never shows it)."""
 
 
@@ -216,7 +217,7 @@ PLATFORM_TOKENS = {
 No long runs of one character: twelve zeros would match a git reflog's null id."""
 
 
-class HungError(AssertionError):
+class HungError(CopilotDriverError, AssertionError):
     """The process outlived its bound."""
 
 

@@ -9,6 +9,7 @@ adapter that knows better (e.g. Codex's `contextWindowExceeded` is a
 
 from __future__ import annotations
 
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.vocabulary import AdapterErrorKind
 
 RETRYABLE_BY_DEFAULT = frozenset(
@@ -21,7 +22,7 @@ RETRYABLE_BY_DEFAULT = frozenset(
 )
 
 
-class AgentError(Exception):
+class AgentError(CopilotDriverError):
     """A failure an adapter reports: a kind, one clear sentence, and a retry hint."""
 
     def __init__(

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from copilot_driver.adapters.core.process import LineOverflow
+from copilot_driver.errors import CopilotDriverError
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ RequestHandler = Callable[[str, Any], Awaitable[Any]]
 NotificationHandler = Callable[[str, Any], None]
 
 
-class RpcError(Exception):
+class RpcError(CopilotDriverError):
     """An error response (from the peer, or to be sent to it)."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
@@ -41,7 +42,7 @@ class RpcError(Exception):
         self.data = data
 
 
-class ConnectionClosedError(Exception):
+class ConnectionClosedError(CopilotDriverError):
     """The peer's output ended before the response arrived."""
 
 

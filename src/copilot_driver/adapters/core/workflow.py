@@ -34,9 +34,10 @@ from copilot_driver.adapters.core.runner import (
 )
 from copilot_driver.adapters.core.session import DEFAULT_READ_TIMEOUT_MS, AdapterConfig
 from copilot_driver.adapters.core.ssh import HostKeyChecking, SshSettings
+from copilot_driver.errors import CopilotDriverError
 
 
-class WorkflowError(ValueError):
+class WorkflowError(CopilotDriverError, ValueError):
     """The WORKFLOW.md cannot be used; the message says where and why."""
 
 

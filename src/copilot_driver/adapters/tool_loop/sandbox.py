@@ -63,6 +63,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from copilot_driver.errors import CopilotDriverError
+
 _WALK = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 """A directory on the way: only looked up beneath (O_PATH needs no read permission)."""
 _LIST = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -75,7 +77,7 @@ _NEW_DIR_MODE = 0o777
 """Both narrowed by the umask, as `open()` and `Path.mkdir()` do."""
 
 
-class PathError(ValueError):
+class PathError(CopilotDriverError, ValueError):
     """A path the model may not use; the message tells the model why."""
 
 

@@ -19,11 +19,13 @@ import struct
 import termios
 import time
 
+from copilot_driver.errors import CopilotDriverError
+
 RESET_DRAIN_S = 2.0
 """How long a cut waits for its bytes to reach the client before the reset."""
 
 
-class BodyStopError(Exception):
+class BodyStopError(CopilotDriverError):
     """The scripted body ends here (`Reply.cut_after_bytes` / `never_ends`)."""
 
 

@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from copilot_driver import workflow_commands
-from copilot_driver.env import in_github_actions
 from copilot_driver.exit_codes import ExitCode
+from copilot_driver.harness.console import Console
 from copilot_driver.harness.credentials import tokens_of
 from copilot_driver.harness.outcome import explain
-from copilot_driver.harness.progress import Progress, StatusLine
+from copilot_driver.harness.progress import Progress
 from copilot_driver.harness.sandbox import Sandbox, SandboxSettings
-from copilot_driver.redaction import Redactor
 from copilot_driver.report import (
     SANDBOX_FILE,
     Attempt,
@@ -70,28 +69,16 @@ class FinishedRun:
 
 
 class Outputs:
-    """Where a finished run is told: the status line's stream, stdout, the files."""
+    """Where a finished run is told: the harness's stderr, stdout, the files."""
 
-    def __init__(
-        self,
-        env: Mapping[str, str],
-        *,
-        status: StatusLine,
-        stdout: IO[str],
-        redactor: Redactor,
-        say: Callable[[str], None],
-    ) -> None:
+    def __init__(self, env: Mapping[str, str], *, console: Console, stdout: IO[str]) -> None:
         self.env = env
-        self.in_actions = in_github_actions(env)
-        self.status = status
+        self.console = console
         self.stdout = stdout
-        self._redactor = redactor
-        self._say = say
-        """A harness log line (prefixed, redacted)."""
 
     def report(self, run: FinishedRun) -> None:
         """The run's account: log line, annotation, outputs, summary, answer."""
-        self.status.stop()
+        self.console.status.stop()
         events = run.progress.events_file
         if events is None and run.state_base is not None:
             events = _newest_events_file(run.state_base, run.wall_started)
@@ -104,7 +91,7 @@ class Outputs:
                 record = json.dumps(sandbox_record(sandbox), indent=2)
                 events.with_name(SANDBOX_FILE).write_text(record + "\n", encoding="utf-8")
         for where, count in sandbox.egress_denied:
-            self._say(f"sandbox: egress to {where} refused {count} time(s)")
+            self.console.say(f"sandbox: egress to {where} refused {count} time(s)")
         outcome = self._outcome(run, sandbox)
         if outcome.message:
             self._tell_failure(outcome, shown=run.ending.shown)
@@ -116,28 +103,26 @@ class Outputs:
         if summary_file:
             self._append_step_summary(Path(summary_file), outcome, timeline)
         if run.answer:
-            self.stdout.write(self._redactor.text(run.answer))
+            self.stdout.write(self.console.redactor.text(run.answer))
             self.stdout.flush()
 
     def _tell_failure(self, outcome: RunOutcome, *, shown: bool) -> None:
         """The cause and the fix as log lines, and in Actions an annotation."""
         lines = (outcome.message or "").splitlines()
-        if shown and not self.in_actions:
+        if shown and not self.console.in_actions:
             # The driver's lines are just above (in Actions they are folded in its log
             # group, so they are said again there).
             lines = [line for line in lines if line.startswith("how to fix: ")]
         for line in lines:
-            self._say(line)
-        if self.in_actions and outcome.title:
-            self.status.write_raw(
-                workflow_commands.annotation("error", outcome.title, outcome.message or "")
-            )
+            self.console.say(line)
+        if outcome.title:
+            self.console.annotate("error", outcome.title, outcome.message or "")
 
     def _outcome(self, run: FinishedRun, sandbox: SandboxSummary) -> RunOutcome:
         ending = run.ending
         title = message = None
         if ending.exit_code != ExitCode.OK:
-            cause = self._redactor.text(ending.message or f"exit status {ending.exit_code}")
+            cause = self.console.redactor.text(ending.message or f"exit status {ending.exit_code}")
             explanation = explain(
                 ending.exit_code, ending.error_kind, ending.message, tokens=tokens_of(self.env)
             )
@@ -162,12 +147,12 @@ class Outputs:
             "denials": str(progress.denials),
             "premium-requests": "" if premium is None else f"{premium:g}",
         }
-        text = self._redactor.text(workflow_commands.outputs_block(outputs))
+        text = self.console.redactor.text(workflow_commands.outputs_block(outputs))
         try:
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(text)
         except OSError as error:
-            self._say(f"error: cannot write the step outputs to {path}: {error.strerror}")
+            self.console.say(f"error: cannot write the step outputs to {path}: {error.strerror}")
 
     def _append_step_summary(
         self, path: Path, outcome: RunOutcome, timeline: Timeline | None
@@ -175,9 +160,9 @@ class Outputs:
         try:
             report = render_step_summary(outcome, timeline)
             with path.open("a", encoding="utf-8") as handle:
-                handle.write(self._redactor.text(report).rstrip("\n") + "\n\n")
+                handle.write(self.console.redactor.text(report).rstrip("\n") + "\n\n")
         except Exception as error:  # a report must never change the run's outcome
-            self._say(f"error: could not write the step summary: {error}")
+            self.console.say(f"error: could not write the step summary: {error}")
 
 
 def sandbox_summary(

@@ -1,20 +1,19 @@
-"""One harness run: checks, sidecar up, the driver's tries (retried when transient).
+"""One harness run: the checks, the sidecar, the driver's tries (retried when transient).
 
-    CLI found? credential? -> token -> sidecar starting ... driver importing
+    checks (`preflight`) -> sidecar starting ... driver importing
     (overlapped) -> sidecar listens -> driver connects -> wait, forwarding
     SIGTERM/SIGINT -> a transient failure with no side effects? fresh try
-    -> stop the sidecar -> outputs, annotation, step summary -> the answer
+    -> stop the sidecar -> the run's account (`outputs`) -> the answer
 
-The driver is any command (this package's by default). This package's
-driver is started while the sidecar starts and waits on a pipe until the
-sidecar listens (COPILOT_SDK_READY_FD), so a run costs about the larger of
-the two start-ups, not their sum; another driver starts once the sidecar
-listens. Both children die with the harness (see `processes`); the sidecar
-runs in its own process group, which is stopped as a whole.
+The driver is any command (this package's by default; see `driver_process`).
+This package's driver is started while the sidecar starts and waits on a pipe
+until the sidecar listens (COPILOT_SDK_READY_FD), so a run costs about the
+larger of the two start-ups, not their sum; another driver starts once the
+sidecar listens. Both children die with the harness (see `processes`); the
+sidecar runs in its own process group, which is stopped as a whole.
 
-Logs, workflow commands and the status line go to stderr. Under GitHub
-Actions the token is masked first and each try's driver log is a collapsible
-group. On every exit the run ends with its account (see `outputs`).
+The harness's lines, workflow commands and the status line go to stderr
+(`console`). Under GitHub Actions each try's driver log is a collapsible group.
 """
 
 from __future__ import annotations
@@ -22,66 +21,33 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import IO
 
 from copilot_driver import workflow_commands
-from copilot_driver.env import (
-    DRIVER_SECRETS,
-    PLATFORM_TOKENS,
-    SERVER_ARGS,
-    TIMEOUT_MINUTES,
-    in_github_actions,
-    secrets_in,
-    session_state_base_dir,
-)
+from copilot_driver.env import TIMEOUT_MINUTES, in_github_actions
 from copilot_driver.exit_codes import ExitCode, for_signal
-from copilot_driver.harness.credentials import credential_problem
+from copilot_driver.harness.console import Console
 from copilot_driver.harness.driver_process import (
     DriverProcess,
     DriverStartError,
     cause_of_failure,
     kind_of_exit,
 )
-from copilot_driver.harness.environment import (
-    new_connection_token,
-    sidecar_arguments,
-    sidecar_environment,
-)
 from copilot_driver.harness.outputs import Ending, FinishedRun, Outputs
-from copilot_driver.harness.policy_check import (
-    NO_POLICY_TITLE,
-    misspelt_variables,
-    unrestricted_policy,
-)
+from copilot_driver.harness.preflight import Preflight
 from copilot_driver.harness.progress import Progress, StatusLine
 from copilot_driver.harness.retry import FailedTry, RetryPolicy, next_delay
-from copilot_driver.harness.sandbox import (
-    Sandbox,
-    SandboxError,
-    SandboxSettings,
-    sandbox_cache_home,
-    workspace_of,
-)
-from copilot_driver.harness.sidecar import (
-    Sidecar,
-    SidecarError,
-    SidecarStartStoppedError,
-    locate_copilot_cli,
-)
-from copilot_driver.permissions.config import ServerArgsError
-from copilot_driver.redaction import Redactor
+from copilot_driver.harness.sandbox import SandboxSettings
+from copilot_driver.harness.sidecar import Sidecar, SidecarError, SidecarStartStoppedError
 from copilot_driver.report import Attempt
 from copilot_driver.vocabulary import DriverErrorKind, HarnessErrorKind
 
-PREFIX = "[copilot-driver-harness]"
 SIDECAR_STOP_GRACE_S = 5.0
 
 
@@ -113,15 +79,21 @@ class Harness:
         self.in_actions = in_github_actions(env)
         interactive = self.stderr.isatty() and env.get("CI", "").lower() != "true"
         self.status = StatusLine(self.stderr, enabled=interactive)
+        self.console = Console(self.status, in_actions=self.in_actions)
         self.attempts: list[Attempt] = []
         self.answer = ""
         self._started = time.monotonic()
         self._wall_started = time.time()
         self._signal: int | None = None
-        self._redactor = Redactor()
+        self._preflight = Preflight(
+            self.env,
+            self.console,
+            copilot=options.copilot,
+            port=options.port,
+            overlap_start=options.overlap_start,
+            sandbox=options.sandbox,
+        )
         self._sidecar_log: Path | None = None
-        self._state_base: Path | None = None
-        self._sandbox: Sandbox | None = None
 
     @property
     def progress(self) -> Progress:
@@ -138,116 +110,38 @@ class Harness:
         self._report(ending)
         return ending.exit_code
 
-    # -- before the sidecar ------------------------------------------------------
+    # -- the sidecar and the tries -------------------------------------------------
 
     def _run(self) -> Ending:
-        try:
-            binary = locate_copilot_cli(self.options.copilot, self.env)
-        except SidecarError as error:
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.CLI_NOT_FOUND, str(error))
-        problem = credential_problem(self.env, sandboxed=self.options.sandbox.enabled)
-        if problem is not None:
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.NO_CREDENTIAL, problem)
-        token = new_connection_token()
-        self._redactor = Redactor(
-            [token, *secrets_in(self.env, (*PLATFORM_TOKENS, *DRIVER_SECRETS))]
-        )
-        if self.in_actions:  # first of all: the runner masks it in every later line
-            self.status.write_raw(workflow_commands.add_mask(token))
-        self._warn_about_the_policy()
-        base = self._state_base = session_state_base_dir(self.env, Path.cwd())
-        try:
-            base.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            reason = f"cannot create the session state folder {base}: {error.strerror}"
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.CONFIG, reason)
-        try:
-            extra_args, asked_port, log_level = sidecar_arguments(self.env.get(SERVER_ARGS.name))
-        except ServerArgsError as error:
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.CONFIG, str(error))
-        plain_env, credentials = sidecar_environment(
-            self.env, pass_env=self.options.sandbox.pass_env
-        )
-        try:
-            self._sandbox = self._prepare_sandbox(binary)
-        except SandboxError as error:
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.SANDBOX_UNAVAILABLE, str(error))
-        port = self.options.port if self.options.port is not None else (asked_port or 0)
-        if self.options.overlap_start and port == 0:
-            port = _free_port()  # the driver must know the address before the sidecar says it
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        self._sidecar_log = base / f"sidecar-{stamp}-{os.getpid()}.log"
+        plan = self._preflight.check()
+        if isinstance(plan, Ending):
+            return plan
+        sandbox = self._preflight.sandbox
+        self._sidecar_log = plan.log_path
         self.progress.phase = "starting the Copilot CLI sidecar"
         self.status.start()
         try:
             sidecar = Sidecar.launch(
-                binary,
-                token=token,
-                env=plain_env,
-                credentials=credentials,  # the platform token is the sidecar's alone
-                sandbox=self._sandbox,
-                port=port,
-                extra_args=extra_args,
-                log_level=log_level or "info",
-                log_path=self._sidecar_log,
+                plan.binary,
+                token=plan.token,
+                env=plan.env,
+                credentials=plan.credentials,  # the platform token is the sidecar's alone
+                sandbox=sandbox,
+                port=plan.port,
+                extra_args=plan.extra_args,
+                log_level=plan.log_level or "info",
+                log_path=plan.log_path,
                 die_with_parent=True,
             )
         except SidecarError as error:
             return _sidecar_start_failed(error)
         try:
-            return self._with_sidecar(sidecar, token, sidecar.public_port or port)
+            return self._with_sidecar(sidecar, plan.token, sidecar.public_port or plan.port)
         finally:
             sidecar.stop(grace=SIDECAR_STOP_GRACE_S)
-            if self._sandbox is not None:
-                for removed in self._sandbox.close():
-                    self._say(f"warning: sandbox: {removed}")
-
-    def _warn_about_the_policy(self) -> None:
-        """Misspelt variables, and a run that approves every tool request (policy_check)."""
-        for sentence in misspelt_variables(self.env):
-            self._say(f"warning: {sentence}")
-        unrestricted = unrestricted_policy(self.env)
-        if unrestricted is None:
-            return
-        self._say(f"warning: {unrestricted}")
-        if self.in_actions:
-            self.status.write_raw(
-                workflow_commands.annotation("warning", NO_POLICY_TITLE, unrestricted)
-            )
-
-    def _prepare_sandbox(self, binary: Path) -> Sandbox | None:
-        """The sidecar's sandbox, or None with `--sandbox off` (said out loud)."""
-        settings = self.options.sandbox
-        missing = [name for name in settings.pass_env if name not in self.env]
-        if missing:
-            self._say(f"warning: --pass-env {', '.join(missing)}: not set, nothing passed")
-        if not settings.enabled:
-            self._say(
-                "warning: the OS sandbox is off (--sandbox off): every tool the model runs "
-                "reaches this machine's files, network and processes as this user"
-            )
-            if self.in_actions:
-                self.status.write_raw(
-                    workflow_commands.annotation(
-                        "warning", "The OS sandbox is off", "tools ran without containment"
-                    )
-                )
-            return None
-        assert self._state_base is not None
-        sandbox = Sandbox.prepare(
-            binary,
-            self.env,
-            settings,
-            workspace=workspace_of(self.env, Path.cwd()),
-            state_base=self._state_base,
-            cache_home=sandbox_cache_home(self.env),
-            on_denied=lambda where, why: self._say(f"sandbox: egress to {where} refused: {why}"),
-        )
-        for warning in sandbox.warnings:
-            self._say(f"warning: {warning}")
-        return sandbox
-
-    # -- the sidecar and the tries -------------------------------------------------
+            if sandbox is not None:
+                for removed in sandbox.close():
+                    self.console.say(f"warning: sandbox: {removed}")
 
     def _with_sidecar(self, sidecar: Sidecar, token: str, port: int) -> Ending:
         first: DriverProcess | None = None
@@ -338,7 +232,7 @@ class Harness:
                 shown = code == ExitCode.CONFIG and cause is not None  # its plain error lines
                 return Ending(code, error_kind if code else None, cause, shown=shown)
             delay, cause = retry
-            self._say(
+            self.console.say(
                 f"try {number} of {self.options.retry.tries} failed ({cause}); retrying in "
                 f"{delay:g}s with a fresh session"
             )
@@ -363,7 +257,7 @@ class Harness:
                 number,
                 code,
                 error_kind if code else None,
-                self._redactor.text(message) if message and code else None,
+                self.console.redactor.text(message) if message and code else None,
                 retry_in_s,
             )
         )
@@ -394,9 +288,7 @@ class Harness:
     ) -> DriverProcess | Ending:
         """Start a try's driver, or say why it could not start. Its log is a group of
         its own in Actions (`_end_driver_log` closes it)."""
-        if self.in_actions:
-            title = f"Copilot driver log (try {number})"
-            self.status.write_raw(workflow_commands.group_start(title))
+        self.console.command(workflow_commands.group_start(f"Copilot driver log (try {number})"))
         try:
             return DriverProcess.start(
                 self.options.driver_command,
@@ -411,34 +303,30 @@ class Harness:
             return Ending(ExitCode.CONFIG, HarnessErrorKind.DRIVER_NOT_STARTED, str(error))
 
     def _driver_log_line(self, line: str) -> None:
-        """One line of the driver's stderr: learnt from, then shown redacted."""
+        """One line of the driver's stderr: learnt from, then shown."""
         self.progress.read_log_line(line)
-        self.status.print_line(self._redactor.text(line))
+        self.console.show(line)
 
     def _end_driver_log(self) -> None:
-        if self.in_actions:
-            self.status.write_raw(workflow_commands.GROUP_END)
+        self.console.command(workflow_commands.GROUP_END)
 
-    # -- the account, signals and messages ----------------------------------------------
+    # -- the account and signals ------------------------------------------------------
 
     def _report(self, ending: Ending) -> None:
         """The run's account on every exit (see `outputs`)."""
-        outputs = Outputs(
-            self.env, status=self.status, stdout=self.stdout, redactor=self._redactor, say=self._say
+        preflight = self._preflight
+        run = FinishedRun(
+            ending,
+            answer=self.answer,
+            attempts=tuple(self.attempts),
+            progress=self.progress,
+            state_base=preflight.state_base,
+            wall_started=self._wall_started,
+            sidecar_log=self._sidecar_log,
+            sandbox_settings=self.options.sandbox,
+            sandbox=preflight.sandbox,
         )
-        outputs.report(
-            FinishedRun(
-                ending,
-                answer=self.answer,
-                attempts=tuple(self.attempts),
-                progress=self.progress,
-                state_base=self._state_base,
-                wall_started=self._wall_started,
-                sidecar_log=self._sidecar_log,
-                sandbox_settings=self.options.sandbox,
-                sandbox=self._sandbox,
-            )
-        )
+        Outputs(self.env, console=self.console, stdout=self.stdout).report(run)
 
     def _install_signal_handlers(self) -> dict[int, signal._HANDLER]:
         def forward(signum: int, _frame: FrameType | None) -> None:
@@ -451,9 +339,6 @@ class Harness:
             signal.signal(signum, forward)
         return previous
 
-    def _say(self, message: str) -> None:
-        self.status.print_line(f"{PREFIX} {self._redactor.text(message)}")
-
 
 def _sidecar_start_failed(error: SidecarError) -> Ending:
     return Ending(
@@ -461,14 +346,6 @@ def _sidecar_start_failed(error: SidecarError) -> Ending:
         HarnessErrorKind.SIDECAR_START_FAILED,
         f"the Copilot CLI sidecar could not start: {error}",
     )
-
-
-def _free_port() -> int:
-    """A port free on 127.0.0.1 now (the sidecar binds it a moment later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _text(value: object) -> str | None:

@@ -5,8 +5,8 @@ Stdout carries only the answer (the last try's stdout); everything else goes
 to stderr. Beside the events file go the sidecar's log (sidecar.log) and the
 sandbox's record (sandbox.json). Under GitHub Actions a failure is also an
 `::error` annotation with its fix, the step outputs go to `$GITHUB_OUTPUT`
-and the report to `$GITHUB_STEP_SUMMARY`. Nothing here changes the run's
-outcome: a file that cannot be written is said, and the account goes on.
+and the report to `$GITHUB_STEP_SUMMARY`. Nothing here changes the run's exit
+status: a step file that cannot be written is said, a session file is skipped.
 """
 
 from __future__ import annotations

@@ -64,6 +64,8 @@ class HarnessOptions:
 
 
 class Harness:
+    """One run of the harness: `run()` once, for its exit status."""
+
     def __init__(
         self,
         options: HarnessOptions,

@@ -46,7 +46,8 @@ from copilot_driver.driver.lifecycle import (
     EVENTS_CLOSE_TIMEOUT_S,
     STOP_TIMEOUT_S,
 )
-from copilot_driver.harness.run import SIDECAR_DEATH_GRACE_S, SIDECAR_STOP_GRACE_S
+from copilot_driver.harness.driver_process import SIDECAR_DEATH_GRACE_S
+from copilot_driver.harness.run import SIDECAR_STOP_GRACE_S
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, harness_environment
 from copilot_driver.testing.faults import BoundedProcess, Ended, FaultCase, check_events_file
 from copilot_driver.testing.fixtures import parse_log

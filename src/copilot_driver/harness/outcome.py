@@ -21,7 +21,7 @@ from copilot_driver.harness.credentials import (
 from copilot_driver.harness.credentials import (
     CLASSIC_PREFIX as _CLASSIC,
 )
-from copilot_driver.vocabulary import DriverErrorKind, HarnessErrorKind
+from copilot_driver.vocabulary import SIDECAR_LOG_NAME, DriverErrorKind, HarnessErrorKind
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ _BY_KIND: dict[str, Explanation] = {
     ),
     HarnessErrorKind.SIDECAR_DIED: Explanation(
         "The Copilot CLI sidecar died during the run",
-        "its last output is above and in sidecar.log beside the events file; rerun the job",
+        f"its last output is above and in {SIDECAR_LOG_NAME} beside the events file; rerun the job",
     ),
     HarnessErrorKind.DRIVER_NOT_STARTED: Explanation(
         "The driver could not start", "check the driver command after `--`"
@@ -117,7 +117,7 @@ def explain(
     ):
         return Explanation(
             "The driver lost the Copilot CLI sidecar",
-            "the CLI's output is in sidecar.log beside the events file; rerun the job",
+            f"the CLI's output is in {SIDECAR_LOG_NAME} beside the events file; rerun the job",
         )
     if exit_code == ExitCode.CONFIG:
         return _BY_KIND[HarnessErrorKind.CONFIG] if message else _CONFIG_UNSAID

@@ -22,6 +22,7 @@ from typing import IO, Any
 from copilot_driver import records
 from copilot_driver.formatting import shorten
 from copilot_driver.logs import read_entry
+from copilot_driver.vocabulary import LogEvent
 
 _STATUS_CHARS = 100
 
@@ -51,17 +52,17 @@ class Progress:
         if entry is None:
             return
         event = entry.get("event")
-        if event == "session.created":
+        if event == LogEvent.SESSION_CREATED:
             if isinstance(entry.get("eventsFile"), str):
                 self._found_events_file(entry["eventsFile"])
             if isinstance(entry.get("sessionId"), str):
                 self.session_id = self.session_id or entry["sessionId"]
             self.phase = "waiting for the model"
-        elif event == "client.started":
+        elif event == LogEvent.CLIENT_STARTED:
             self.phase = "creating the session"
-        elif event == "connection.start":
+        elif event == LogEvent.CONNECTION_START:
             self.phase = "connecting"
-        elif event == "permission.denied":
+        elif event == LogEvent.PERMISSION_DENIED:
             self.denials += 1
         if str(entry.get("level", "")).lower() in ("error", "critical"):
             self.errors.append(str(entry.get("message") or event or "error"))

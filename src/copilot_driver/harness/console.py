@@ -1,0 +1,43 @@
+"""The harness's voice on stderr: its own lines and its GitHub Actions workflow commands.
+
+Everything is written around the live status line (`progress.StatusLine`),
+which is cleared first. The harness's own lines carry its prefix and, like the
+driver's log lines it shows, have the run's secrets masked; workflow commands
+(annotations, log groups, the token's mask) are written only under GitHub
+Actions, where the runner reads them.
+"""
+
+from __future__ import annotations
+
+from copilot_driver import workflow_commands
+from copilot_driver.harness.progress import StatusLine
+from copilot_driver.redaction import Redactor
+
+PREFIX = "[copilot-driver-harness]"
+
+
+class Console:
+    """The harness's stderr, shared by the run and its account."""
+
+    def __init__(self, status: StatusLine, *, in_actions: bool) -> None:
+        self.status = status
+        self.in_actions = in_actions
+        self.redactor = Redactor()
+        """Masks the run's secrets; replaced once the run's token exists."""
+
+    def say(self, message: str) -> None:
+        """One line of the harness's own, prefixed."""
+        self.status.print_line(f"{PREFIX} {self.redactor.text(message)}")
+
+    def show(self, line: str) -> None:
+        """One line of someone else's (the driver's log), as it is."""
+        self.status.print_line(self.redactor.text(line))
+
+    def command(self, text: str) -> None:
+        """A workflow command (`workflow_commands`), written only under GitHub Actions."""
+        if self.in_actions:
+            self.status.write_raw(text)
+
+    def annotate(self, level: str, title: str, message: str) -> None:
+        """A `::warning`/`::error` annotation, only under GitHub Actions."""
+        self.command(workflow_commands.annotation(level, title, message))

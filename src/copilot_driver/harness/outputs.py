@@ -1,0 +1,198 @@
+"""A finished run's account, given on every exit: its cause and fix, the files
+beside the events file, the step outputs and summary, and the answer.
+
+Stdout carries only the answer (the last try's stdout); everything else goes
+to stderr. Beside the events file go the sidecar's log (sidecar.log) and the
+sandbox's record (sandbox.json). Under GitHub Actions a failure is also an
+`::error` annotation with its fix, the step outputs go to `$GITHUB_OUTPUT`
+and the report to `$GITHUB_STEP_SUMMARY`. Nothing here changes the run's exit
+status: a step file that cannot be written is said, a session file is skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from copilot_driver import workflow_commands
+from copilot_driver.exit_codes import ExitCode
+from copilot_driver.harness.console import Console
+from copilot_driver.harness.credentials import tokens_of
+from copilot_driver.harness.outcome import explain
+from copilot_driver.harness.progress import Progress
+from copilot_driver.harness.sandbox import Sandbox, SandboxSettings
+from copilot_driver.report import (
+    SANDBOX_FILE,
+    Attempt,
+    RunOutcome,
+    SandboxSummary,
+    Timeline,
+    load_timeline,
+    render_step_summary,
+    sandbox_record,
+)
+from copilot_driver.vocabulary import EVENTS_FILE_NAME, SIDECAR_LOG_NAME
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How the run ended: the exit status, its kind and the cause in words."""
+
+    exit_code: int
+    error_kind: str | None = None
+    message: str | None = None
+    shown: bool = False
+    """The message is the driver's own lines, already on stderr: only the fix is added."""
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    """What a run leaves for its account."""
+
+    ending: Ending
+    answer: str
+    """The last try's stdout."""
+    attempts: tuple[Attempt, ...]
+    progress: Progress
+    """The last try's."""
+    state_base: Path | None
+    """The session state folder, once known."""
+    wall_started: float
+    """When the run started (`time.time()`): older events files are not its own."""
+    sidecar_log: Path | None
+    sandbox_settings: SandboxSettings
+    sandbox: Sandbox | None
+
+
+class Outputs:
+    """Where a finished run is told: the harness's stderr, stdout, the files."""
+
+    def __init__(self, env: Mapping[str, str], *, console: Console, stdout: IO[str]) -> None:
+        self.env = env
+        self.console = console
+        self.stdout = stdout
+
+    def report(self, run: FinishedRun) -> None:
+        """The run's account: log line, annotation, outputs, summary, answer."""
+        self.console.status.stop()
+        events = run.progress.events_file
+        if events is None and run.state_base is not None:
+            events = _newest_events_file(run.state_base, run.wall_started)
+        if events is not None and run.sidecar_log is not None and run.sidecar_log.exists():
+            with contextlib.suppress(OSError):
+                run.sidecar_log.replace(events.with_name(SIDECAR_LOG_NAME))
+        sandbox = sandbox_summary(run.sandbox_settings, run.sandbox, self.env)
+        if events is not None:
+            with contextlib.suppress(OSError):
+                record = json.dumps(sandbox_record(sandbox), indent=2)
+                events.with_name(SANDBOX_FILE).write_text(record + "\n", encoding="utf-8")
+        for where, count in sandbox.egress_denied:
+            self.console.say(f"sandbox: egress to {where} refused {count} time(s)")
+        outcome = self._outcome(run, sandbox)
+        if outcome.message:
+            self._tell_failure(outcome, shown=run.ending.shown)
+        timeline = _load_timeline(events)
+        outputs_file = self.env.get("GITHUB_OUTPUT")
+        if outputs_file:
+            self._write_outputs(Path(outputs_file), run, events, timeline)
+        summary_file = self.env.get("GITHUB_STEP_SUMMARY")
+        if summary_file:
+            self._append_step_summary(Path(summary_file), outcome, timeline)
+        if run.answer:
+            self.stdout.write(self.console.redactor.text(run.answer))
+            self.stdout.flush()
+
+    def _tell_failure(self, outcome: RunOutcome, *, shown: bool) -> None:
+        """The cause and the fix as log lines, and in Actions an annotation."""
+        lines = (outcome.message or "").splitlines()
+        if shown and not self.console.in_actions:
+            # The driver's lines are just above (in Actions they are folded in its log
+            # group, so they are said again there).
+            lines = [line for line in lines if line.startswith("how to fix: ")]
+        for line in lines:
+            self.console.say(line)
+        if outcome.title:
+            self.console.annotate("error", outcome.title, outcome.message or "")
+
+    def _outcome(self, run: FinishedRun, sandbox: SandboxSummary) -> RunOutcome:
+        ending = run.ending
+        title = message = None
+        if ending.exit_code != ExitCode.OK:
+            cause = self.console.redactor.text(ending.message or f"exit status {ending.exit_code}")
+            explanation = explain(
+                ending.exit_code, ending.error_kind, ending.message, tokens=tokens_of(self.env)
+            )
+            title, message = explanation.title, f"error: {cause}"
+            if explanation.fix:
+                message += f"\nhow to fix: {explanation.fix}"
+        return RunOutcome(
+            ending.exit_code, ending.error_kind, title, message, run.attempts, sandbox
+        )
+
+    def _write_outputs(
+        self, path: Path, run: FinishedRun, events: Path | None, timeline: Timeline | None
+    ) -> None:
+        progress = run.progress
+        premium = timeline.usage.premium_requests if timeline and timeline.usage else None
+        outputs = {
+            "answer": run.answer.rstrip("\n"),
+            "exit-code": str(run.ending.exit_code),
+            "error-kind": run.ending.error_kind or "",
+            "session-id": progress.session_id or "",
+            "events-file": str(events or ""),
+            "denials": str(progress.denials),
+            "premium-requests": "" if premium is None else f"{premium:g}",
+        }
+        text = self.console.redactor.text(workflow_commands.outputs_block(outputs))
+        try:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as error:
+            self.console.say(f"error: cannot write the step outputs to {path}: {error.strerror}")
+
+    def _append_step_summary(
+        self, path: Path, outcome: RunOutcome, timeline: Timeline | None
+    ) -> None:
+        try:
+            report = render_step_summary(outcome, timeline)
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(self.console.redactor.text(report).rstrip("\n") + "\n\n")
+        except Exception as error:  # a report must never change the run's outcome
+            self.console.say(f"error: could not write the step summary: {error}")
+
+
+def sandbox_summary(
+    settings: SandboxSettings, sandbox: Sandbox | None, env: Mapping[str, str]
+) -> SandboxSummary:
+    """The sandbox as the report shows it: its mode, allowed hosts, refusals, passed names."""
+    return SandboxSummary(
+        mode=settings.mode,
+        allowed_hosts=sandbox.allowlist.hosts() if sandbox else (),
+        egress_denied=tuple(sandbox.denied_per_host()) if sandbox else (),
+        passed_env=tuple(name for name in settings.pass_env if name in env),
+    )
+
+
+def _load_timeline(events: Path | None) -> Timeline | None:
+    if events is None:
+        return None
+    try:
+        return load_timeline(events)
+    except Exception:  # a report must never change the run's outcome
+        return None
+
+
+def _newest_events_file(base: Path, since: float) -> Path | None:
+    """For drivers whose log does not name the events file: the newest one."""
+    candidates = []
+    with contextlib.suppress(OSError):
+        for path in base.glob(f"*/{EVENTS_FILE_NAME}"):
+            with contextlib.suppress(OSError):
+                mtime = path.stat().st_mtime
+                if mtime >= since - 1:
+                    candidates.append((mtime, path))
+    return max(candidates)[1] if candidates else None

@@ -10,14 +10,12 @@ from __future__ import annotations
 import pytest
 
 from copilot_driver.permissions.bash import (
-    MAX_COMMANDS,
-    MAX_LINE_CHARS,
-    MAX_WORDS,
     Command,
     Redirection,
     ShellParseError,
     parse_command,
 )
+from copilot_driver.permissions.bash_tokens import MAX_COMMANDS, MAX_LINE_CHARS, MAX_WORDS
 
 
 def words(text: str) -> list[tuple[str, ...]]:

@@ -35,7 +35,7 @@ CopilotDriverError
 │   ├── AgentError                    copilot_driver.adapters.core.errors
 │   ├── RpcError                      copilot_driver.adapters.core.jsonrpc
 │   ├── ConnectionClosedError         copilot_driver.adapters.core.jsonrpc
-│   └── ToolError                     copilot_driver.adapters.tool_loop.tools
+│   └── ToolError                     copilot_driver.adapters.tool_loop.tool_calls
 ├── the test kit: a real component missing, or a property broken
 │   ├── CodexNotFoundError (RuntimeError)  copilot_driver.testing.codex
 │   ├── OracleUnavailableError (RuntimeError)  copilot_driver.testing.bash_oracle

@@ -37,7 +37,8 @@ from copilot_driver.adapters.tool_loop.stream import (
     TokenCallback,
     ToolCallRequest,
 )
-from copilot_driver.adapters.tool_loop.tools import Toolbox, ToolOutcome, path_argument
+from copilot_driver.adapters.tool_loop.tool_calls import ToolOutcome, path_argument
+from copilot_driver.adapters.tool_loop.tools import Toolbox
 from copilot_driver.vocabulary import AdapterErrorKind
 
 DEFAULT_SYSTEM_PROMPT = (

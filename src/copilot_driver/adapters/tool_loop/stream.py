@@ -38,7 +38,7 @@ from copilot_driver.adapters.core.agent_events import TokenUsage, shorten
 from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.payload import as_count
 from copilot_driver.adapters.tool_loop.options import ToolLoopOptions
-from copilot_driver.adapters.tool_loop.tools import TOOL_DEFINITIONS
+from copilot_driver.adapters.tool_loop.tool_calls import TOOL_DEFINITIONS
 from copilot_driver.redaction import mask_url_userinfo
 from copilot_driver.vocabulary import AdapterErrorKind
 

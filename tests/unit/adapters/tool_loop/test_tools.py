@@ -20,15 +20,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from copilot_driver.adapters.tool_loop.line_reader import MAX_LINE_CHARS
 from copilot_driver.adapters.tool_loop.sandbox import resolve_root
-from copilot_driver.adapters.tool_loop.tools import (
-    MAX_LINE_CHARS,
+from copilot_driver.adapters.tool_loop.tool_calls import (
     TOOL_DEFINITIONS,
     TOOL_NAMES,
-    Toolbox,
     ToolOutcome,
     truncate,
 )
+from copilot_driver.adapters.tool_loop.tools import Toolbox
 
 LIMIT = 2_000
 

@@ -26,16 +26,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copilot_driver import env as contract
-from copilot_driver import github_action
-from copilot_driver.github_action import (
-    InputError,
-    build_policy,
-    harness_arguments,
-    main,
-    parse_rule_list,
-    prompt_path,
-    read_sandbox,
-)
+from copilot_driver.action_inputs.harness_args import harness_arguments, read_sandbox
+from copilot_driver.action_inputs.names import INPUT_VARIABLES, InputError
+from copilot_driver.action_inputs.policy import build_policy
+from copilot_driver.action_inputs.prompt import prompt_path
+from copilot_driver.action_inputs.yaml_list import parse_rule_list
+from copilot_driver.github_action import main
 from copilot_driver.permissions.config import parse_explicit
 from copilot_driver.workflow_commands import outputs_block
 from helpers.actions_runner import (
@@ -661,7 +657,7 @@ def test_the_module_runs_as_a_script(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == f"{tmp_path / 'prompt.md'}\n"
-    assert github_action.INPUT_VARIABLES["prompt"] == "COPILOT_ACTION_PROMPT"
+    assert INPUT_VARIABLES["prompt"] == "COPILOT_ACTION_PROMPT"
 
 
 # -- the script steps, one at a time ---------------------------------------------------------

@@ -1,0 +1,54 @@
+"""The Action's inputs by name, the environment variables action.yml passes them in, and
+InputError, whose message names the input and shows a valid value. Pure."""
+
+from __future__ import annotations
+
+ALLOWED_TOOLS = "allowed-tools"
+DENIED_TOOLS = "denied-tools"
+ALLOW_ALL = "allow-all"
+PROMPT = "prompt"
+PROMPT_FILE = "prompt-file"
+SANDBOX = "sandbox"
+ALLOWED_DOMAINS = "allowed-domains"
+PASS_ENV = "pass-env"  # noqa: S105 - an input's name, not a secret
+
+INPUT_VARIABLES = {
+    ALLOWED_TOOLS: "COPILOT_ACTION_ALLOWED_TOOLS",
+    DENIED_TOOLS: "COPILOT_ACTION_DENIED_TOOLS",
+    ALLOW_ALL: "COPILOT_ACTION_ALLOW_ALL",
+    PROMPT: "COPILOT_ACTION_PROMPT",
+    PROMPT_FILE: "COPILOT_ACTION_PROMPT_FILE",
+    SANDBOX: "COPILOT_ACTION_SANDBOX",
+    ALLOWED_DOMAINS: "COPILOT_ACTION_ALLOWED_DOMAINS",
+    PASS_ENV: "COPILOT_ACTION_PASS_ENV",
+}
+"""The action input -> the environment variable action.yml passes it in."""
+
+PROMPT_FILE_NAME = "prompt.md"
+"""What an inline `prompt` is written to, in the folder `prompt --dir` names."""
+
+_EXAMPLE_RULES = ("shell(git status:*)", "read")
+_EXAMPLES = {
+    ALLOWED_DOMAINS: ("host", ("pypi.org", "files.pythonhosted.org")),
+    PASS_ENV: ("variable name", ("NPM_TOKEN",)),
+}
+"""What a list input other than the tool lists holds, and a valid value of it."""
+SHOWN_CHARS = 60
+"""How much of a value an error message quotes."""
+
+
+class InputError(ValueError):
+    """An action input that cannot be read; the message names the input and the fix."""
+
+
+def item_noun(input_name: str) -> str:
+    """What one item of a list input is: a rule, a host, a variable name."""
+    return _EXAMPLES[input_name][0] if input_name in _EXAMPLES else "rule"
+
+
+def example(input_name: str) -> str:
+    """A valid value of a list input, as the workflow writes it."""
+    entries = _EXAMPLES[input_name][1] if input_name in _EXAMPLES else _EXAMPLE_RULES
+    items = "".join(f"\n    - {entry}" for entry in entries)
+    noun = item_noun(input_name)
+    return f"Write one {noun} per line after `- `, for example:\n  {input_name}: |{items}"

@@ -6,9 +6,10 @@ key login with `CODEX_API_KEY` when there is none), and starts a thread or
 resumes one (falling back to a new thread). run_turn sends `turn/start`
 and relays notifications until this turn's `turn/completed`, answering the
 server's requests meanwhile: dynamic tool calls (concurrently) and approval
-requests (by policy). Cancelling a turn sends `turn/interrupt` and waits
-briefly for Codex to confirm. stop_session closes stdin, then SIGTERM to
-the group, then SIGKILL.
+requests (by policy; server_requests.py answers them). Cancelling a turn
+sends `turn/interrupt` and waits briefly for Codex to confirm. stop_session
+closes stdin, then SIGTERM to the group, then SIGKILL. session.py holds the
+session's state and its pipe to the app-server.
 """
 
 from __future__ import annotations
@@ -16,33 +17,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from copilot_driver.adapters.codex.options import DEFAULT_COMMAND, CodexOptions
-from copilot_driver.adapters.codex.translate import CodexTranslator
-from copilot_driver.adapters.core.agent_events import EventType, shorten
-from copilot_driver.adapters.core.errors import AgentError
-from copilot_driver.adapters.core.jsonrpc import (
-    METHOD_NOT_FOUND,
-    ConnectionClosedError,
-    JsonRpcConnection,
-    RpcError,
+from copilot_driver.adapters.codex.server_requests import answer_request
+from copilot_driver.adapters.codex.session import (
+    ActiveTurn,
+    CodexSession,
+    exited,
+    process_story,
+    rpc_of,
+    serve_output,
+    write_line,
 )
+from copilot_driver.adapters.codex.translate import CodexTranslator
+from copilot_driver.adapters.core.errors import AgentError
+from copilot_driver.adapters.core.jsonrpc import ConnectionClosedError, JsonRpcConnection, RpcError
 from copilot_driver.adapters.core.payload import as_list, as_mapping, as_str
 from copilot_driver.adapters.core.process import AgentProcess
-from copilot_driver.adapters.core.session import (
-    AdapterConfig,
-    EventCallback,
-    Session,
-    TurnResult,
-)
+from copilot_driver.adapters.core.session import AdapterConfig, EventCallback, TurnResult
 from copilot_driver.adapters.core.ssh import ssh_argv
-from copilot_driver.adapters.core.tools import ToolOutput, ToolRegistry
+from copilot_driver.adapters.core.tools import ToolRegistry
 from copilot_driver.adapters.core.turn import SESSION_STOPPED, TurnAdapter, cancelled, emit
 from copilot_driver.adapters.core.workspace import place_agent
 from copilot_driver.error_kinds import AdapterErrorKind
@@ -54,28 +51,6 @@ API_KEY_VARIABLE = "CODEX_API_KEY"
 CLIENT_INFO = {"name": "copilot_driver", "title": "copilot-driver adapters", "version": "1"}
 INTERRUPT_REQUEST_TIMEOUT_S = 2.0
 STDIN_CLOSE_GRACE_S = 2.0
-INPUT_REQUIRED = -32000
-
-
-@dataclass
-class _ActiveTurn:
-    translator: CodexTranslator
-    on_event: EventCallback
-    inbox: asyncio.Queue[tuple[str, Any] | None] = field(default_factory=asyncio.Queue)
-    """This turn's notifications, in order; None when the app-server is gone."""
-
-
-@dataclass(eq=False)
-class CodexSession(Session):
-    process: AgentProcess | None = None
-    rpc: JsonRpcConnection | None = None
-    reader: asyncio.Task[None] | None = None
-    turn: _ActiveTurn | None = None
-    turns_run: int = 0
-    resumed: bool = False
-    """True when `resume_session_id` was resumed, False when a new thread replaced it."""
-    file_changes: dict[str, list[str]] = field(default_factory=dict)
-    login: asyncio.Future[Mapping[str, Any]] | None = None
 
 
 class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
@@ -126,14 +101,16 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
         except (OSError, ValueError) as exc:
             raise AgentError(AdapterErrorKind.PORT_EXIT, f"cannot start {argv[0]}: {exc}") from None
         session.rpc = JsonRpcConnection(
-            lambda line: _write_line(session, line),
+            lambda line: write_line(session, line),
             on_notification=lambda method, params: self._notified(session, method, params),
-            on_request=lambda method, params: self._requested(session, method, params),
+            on_request=lambda method, params: answer_request(
+                session, method, params, tools=self.tools, approvals=self.options.approvals
+            ),
         )
-        session.reader = asyncio.create_task(_read(session))
+        session.reader = asyncio.create_task(serve_output(session))
         try:
             if placed.ssh_host is not None and api_key:
-                await _write_line(session, api_key)
+                await write_line(session, api_key)
             await self._handshake(session, api_key)
             session.id = await self._open_thread(session, resume_session_id)
         except BaseException as exc:
@@ -147,7 +124,7 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
         return session
 
     async def _handshake(self, session: CodexSession, api_key: str) -> None:
-        rpc = _rpc(session)
+        rpc = rpc_of(session)
         await rpc.request(
             "initialize",
             {"clientInfo": CLIENT_INFO, "capabilities": {"experimentalApi": True}},
@@ -170,7 +147,7 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
             )
 
     async def _open_thread(self, session: CodexSession, resume_id: str | None) -> str:
-        rpc = _rpc(session)
+        rpc = rpc_of(session)
         params = self.options.thread_params(str(session.workspace))
         if resume_id:
             # A resumed thread keeps the dynamic tools it was started with
@@ -203,7 +180,7 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
         if process is None or process.returncode is not None or session.rpc is None:
             error = AgentError(AdapterErrorKind.PORT_EXIT, "codex app-server is not running")
             return translator.end(error, on_event)
-        active = _ActiveTurn(translator, on_event)
+        active = ActiveTurn(translator, on_event)
         session.turn = active
         if first_turn:
             on_event(translator.session_started())
@@ -220,15 +197,15 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
                     AgentError(AdapterErrorKind.RESPONSE_TIMEOUT, message), on_event
                 )
             except ConnectionClosedError as exc:
-                return translator.end(_exited(exc), on_event)
+                return translator.end(exited(exc), on_event)
             translator.turn_id = translator.turn_id or as_str(
                 as_mapping(as_mapping(started).get("turn")).get("id")
             )
             while translator.completed is None:
                 item = await active.inbox.get()
                 if item is None:
-                    closed = ConnectionClosedError(_process_story(session))
-                    return translator.end(_exited(closed), on_event)
+                    closed = ConnectionClosedError(process_story(session))
+                    return translator.end(exited(closed), on_event)
                 emit(translator.feed(*item), on_event)
             await session.rpc.drain()  # in-flight tool calls answered before the turn returns
         except asyncio.CancelledError as cancel:
@@ -242,7 +219,7 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
         emit(events, on_event)
         return result
 
-    async def _interrupt(self, session: CodexSession, active: _ActiveTurn) -> None:
+    async def _interrupt(self, session: CodexSession, active: ActiveTurn) -> None:
         """Ask Codex to stop the turn, and wait briefly for it to say so."""
         translator, rpc = active.translator, session.rpc
         if not translator.turn_id or rpc is None or translator.completed is not None:
@@ -283,70 +260,6 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
         else:
             log.debug("codex notification outside a turn: %s", method)
 
-    async def _requested(self, session: CodexSession, method: str, params: Any) -> Any:
-        data = as_mapping(params)
-        if method == "item/tool/call":
-            return await self._call_tool(session, data)
-        if method in ("item/commandExecution/requestApproval", "execCommandApproval"):
-            allowed = self._allowed([as_str(data.get("cwd")) or str(session.workspace)], session)
-            return _decision(method, allowed, session, f"command {as_str(data.get('command'))!r}")
-        if method in ("item/fileChange/requestApproval", "applyPatchApproval"):
-            paths = list(session.file_changes.get(as_str(data.get("itemId")), []))
-            paths += list(as_mapping(data.get("fileChanges")))  # the v1 request lists them
-            if data.get("grantRoot"):
-                paths.append(as_str(data.get("grantRoot")))
-            allowed = bool(paths) and self._allowed(paths, session)
-            return _decision(method, allowed, session, f"file change {', '.join(paths) or '?'}")
-        if method == "item/tool/requestUserInput":
-            if session.turn is not None:
-                session.turn.translator.input_required = True
-                session.turn.on_event(
-                    session.turn.translator.event(
-                        EventType.NOTIFICATION, "the agent asked for user input; none is available"
-                    )
-                )
-            raise RpcError(INPUT_REQUIRED, "no user can answer: this session runs unattended")
-        raise RpcError(METHOD_NOT_FOUND, f"{method} is not supported by this client")
-
-    def _allowed(self, paths: list[str], session: CodexSession) -> bool:
-        if self.options.approvals != "workspace":
-            return self.options.approvals == "accept"
-        return all(_inside(p, session) for p in paths)
-
-    async def _call_tool(self, session: CodexSession, data: Mapping[str, Any]) -> Any:
-        name = as_str(data.get("tool"))
-        turn = session.turn
-        tool = self.tools.get(name)
-        if tool is None:
-            if turn is not None:
-                turn.on_event(
-                    turn.translator.event(
-                        EventType.UNSUPPORTED_TOOL_CALL,
-                        f"the agent called an unknown tool {name!r}",
-                        tool_name=name,
-                    )
-                )
-            return _tool_reply(ToolOutput(f"error: no tool named {name!r} is available", False))
-        started = time.monotonic()
-        try:
-            output = await tool.run(data.get("arguments"))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the tool's failure is the agent's information
-            output = ToolOutput(f"error: {type(exc).__name__}: {exc}", success=False)
-        if turn is not None:
-            turn.on_event(
-                turn.translator.event(
-                    EventType.TOOL_RESULT,
-                    f"tool {name} {'succeeded' if output.success else 'failed'}"
-                    + ("" if output.success else f": {shorten(output.text, 200)}"),
-                    tool_name=name,
-                    tool_duration_ms=round((time.monotonic() - started) * 1000),
-                    tool_error=not output.success,
-                )
-            )
-        return _tool_reply(output)
-
     # -- stop ------------------------------------------------------------
 
     async def _stop_session(self, session: CodexSession) -> None:
@@ -370,82 +283,6 @@ class CodexAdapter(TurnAdapter[CodexSession, CodexOptions]):
             await session.rpc.aclose()
 
 
-async def _write_line(session: CodexSession, line: str) -> None:
-    process = session.process
-    stdin = process.stdin if process else None
-    if stdin is None or stdin.is_closing():
-        raise ConnectionClosedError("codex app-server's stdin is closed")
-    try:
-        stdin.write(line.encode() + b"\n")
-        await stdin.drain()
-    except (BrokenPipeError, ConnectionResetError) as exc:
-        raise ConnectionClosedError(f"codex app-server's stdin is closed: {exc}") from None
-
-
-async def _read(session: CodexSession) -> None:
-    """Serve the app-server's output until it ends; then fail what waits on it."""
-    assert session.process is not None
-    assert session.rpc is not None
-    try:
-        await session.rpc.serve(session.process.lines())
-    finally:
-        session.rpc.close(_process_story(session))
-        if session.turn is not None:
-            session.turn.inbox.put_nowait(None)
-
-
-def _process_story(session: CodexSession) -> str:
-    process = session.process
-    if process is None:
-        return "codex app-server is not running"
-    tail = process.stderr_tail().strip().splitlines()
-    last = f": {shorten(tail[-1], 300)}" if tail else ""
-    status = f" (status {process.returncode})" if process.returncode is not None else ""
-    return f"codex app-server closed its output{status}{last}"
-
-
-def _exited(exc: ConnectionClosedError) -> AgentError:
-    """The app-server went away while a turn ran."""
-    return AgentError(AdapterErrorKind.PORT_EXIT, f"{exc} (mid-turn)")
-
-
-def _end(
-    translator: CodexTranslator, on_event: EventCallback, kind: AdapterErrorKind, message: str
-) -> TurnResult:
-    events, result = translator.fail(AgentError(kind, message))
-    for event in events:
-        on_event(event)
-    return result
-
-
-def _decision(method: str, allowed: bool, session: CodexSession, what: str) -> dict[str, str]:
-    """`accept`/`decline` (v2) or `approved`/`denied` (v1 requests)."""
-    if session.turn is not None:
-        verdict = "approved" if allowed else "declined"
-        session.turn.on_event(
-            session.turn.translator.event(EventType.NOTIFICATION, f"{verdict} {what}")
-        )
-    if method in ("execCommandApproval", "applyPatchApproval"):
-        return {"decision": "approved" if allowed else "denied"}
-    return {"decision": "accept" if allowed else "decline"}
-
-
-def _inside(path: str, session: CodexSession) -> bool:
-    if not path:
-        return False
-    root = session.workspace
-    if session.ssh_host is not None:  # a remote path: lexical check only
-        candidate = PurePosixPath(os.path.normpath(str(root / path)))
-        return candidate == PurePosixPath(root) or PurePosixPath(root) in candidate.parents
-    resolved = (root / path).resolve()
-    real_root = root.resolve()
-    return resolved == real_root or real_root in resolved.parents
-
-
-def _tool_reply(output: ToolOutput) -> dict[str, Any]:
-    return {"contentItems": [{"type": "inputText", "text": output.text}], "success": output.success}
-
-
 def _thread_id(result: Any) -> str:
     thread_id = as_str(as_mapping(as_mapping(result).get("thread")).get("id"))
     if not thread_id:
@@ -457,8 +294,3 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return "no answer in time"
     return str(exc)
-
-
-def _rpc(session: CodexSession) -> JsonRpcConnection:
-    assert session.rpc is not None
-    return session.rpc

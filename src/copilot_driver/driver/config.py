@@ -33,7 +33,6 @@ from copilot_driver.driver.catalog import (
     ProviderCatalog,
     parse_catalog,
 )
-from copilot_driver.driver.contract import ToolContract, ToolContractError, parse_tool_contract
 from copilot_driver.env import (
     DEFAULT_LOG_LEVEL,
     LOG_LEVELS,
@@ -45,6 +44,11 @@ from copilot_driver.env import (
 )
 from copilot_driver.formatting import escape_line_breaks
 from copilot_driver.permissions.config import PermissionConfig, resolve_permissions
+from copilot_driver.permissions.tool_contract import (
+    ToolContract,
+    ToolContractError,
+    parse_tool_contract,
+)
 from copilot_driver.redaction import Redactor, mask_url_userinfo, url_userinfo_secrets
 
 DEFAULT_SEND_TIMEOUT_MS = 600_000

@@ -19,14 +19,13 @@ from copilot_driver.driver.config import (
     load_config,
     parse_max_tool_denials,
 )
-from copilot_driver.driver.json_input import json_object
+from copilot_driver.json_input import json_object, json_syntax_problem
 from copilot_driver.permissions.config import (
     EXPLICIT_EXAMPLE,
     EXPLICIT_VARIABLE,
     SERVER_ARGS_VARIABLE,
     PermissionConfig,
     ServerArgsError,
-    json_syntax_problem,
     parse_explicit,
     parse_server_args,
     read_server_args,

@@ -1,6 +1,5 @@
-"""Where the allowlist comes from (spec 5.1), resolved before anything runs.
-
-Two inputs, in order of precedence:
+"""The permission policy (`PermissionConfig`) and the two variables that can state it
+(spec 5.1), each read on its own; `permissions.inputs` says which one wins:
 
 - `GH_AW_COPILOT_SDK_PERMISSIONS`: an explicit JSON object
   `{"allowAllTools": bool, "allowedTools": [str, ...], "deniedTools": [str, ...]}`.
@@ -30,8 +29,7 @@ policy"), except what a deny rule matches.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from copilot_driver.env import PERMISSIONS, SERVER_ARGS
@@ -98,24 +96,6 @@ class PermissionConfig:
         return f"{count} rule{'s' if count != 1 else ''}: {rules}{deny}{origin}"
 
 
-def resolve_permissions(env: Mapping[str, str]) -> PermissionConfig:
-    """The effective configuration; raises ValueError for an unreadable input.
-
-    The server arguments are read even when the explicit variable wins: a
-    broken input is reported, never ignored, and their deny rules still apply
-    (the sidecar was given them too).
-    """
-    from_args = parse_server_args(env.get(SERVER_ARGS_VARIABLE))
-    explicit = env.get(EXPLICIT_VARIABLE)
-    if explicit is not None and explicit.strip():
-        config = parse_explicit(explicit)
-        if from_args is not None and from_args.denied_tools:
-            denied = config.denied_tools + from_args.denied_tools
-            return replace(config, denied_tools=tuple(dict.fromkeys(denied)))
-        return config
-    return from_args or PermissionConfig()
-
-
 def parse_explicit(raw: str) -> PermissionConfig:
     try:
         value = load_json(raw)
@@ -159,7 +139,10 @@ def parse_explicit(raw: str) -> PermissionConfig:
             )
         lists[key] = _normalise(tools)
     return PermissionConfig(
-        allow_all, lists["allowedTools"], EXPLICIT_VARIABLE, lists["deniedTools"]
+        allow_all=allow_all,
+        allowed_tools=lists["allowedTools"],
+        source=EXPLICIT_VARIABLE,
+        denied_tools=lists["deniedTools"],
     )
 
 
@@ -226,11 +209,13 @@ def parse_server_args(raw: str | None) -> PermissionConfig | None:
         return None
     denied = _normalise(_flag_values(args, "--deny-tool"))
     if "--allow-all-tools" in args:
-        return PermissionConfig(True, (), SERVER_ARGS_VARIABLE, denied)
+        return PermissionConfig(allow_all=True, source=SERVER_ARGS_VARIABLE, denied_tools=denied)
     allow_values = _flag_values(args, "--allow-tool")
     if not allow_values and not denied:
         return None
-    return PermissionConfig(False, _normalise(allow_values), SERVER_ARGS_VARIABLE, denied)
+    return PermissionConfig(
+        allowed_tools=_normalise(allow_values), source=SERVER_ARGS_VARIABLE, denied_tools=denied
+    )
 
 
 def _flag_values(args: list[str], flag: str) -> list[str]:

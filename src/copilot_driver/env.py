@@ -260,6 +260,11 @@ GITHUB_TOKEN = Variable(
     "a GitHub token for the Copilot CLI when the two above are unset",
     secret=True,
 )
+COPILOT_CLI_PATH = Variable(
+    "COPILOT_CLI_PATH",
+    "the Copilot CLI binary, when no --copilot (else `copilot` on PATH)",
+    "the Copilot CLI binary the harness starts as the sidecar, unless `--copilot` names one",
+)
 HARNESS_TIMEOUT_MINUTES = Variable(
     "GH_AW_TIMEOUT_MINUTES",
     "the job's timeout: no retry past it",
@@ -300,6 +305,7 @@ HARNESS_VARIABLES: tuple[Variable, ...] = (
     COPILOT_GITHUB_TOKEN,
     GH_TOKEN,
     GITHUB_TOKEN,
+    COPILOT_CLI_PATH,
     HARNESS_TIMEOUT_MINUTES,
     GITHUB_OUTPUT,
     GITHUB_STEP_SUMMARY,

@@ -1,9 +1,12 @@
-"""The environment contract: every variable the package reads, in one table.
+"""The environment table: every variable the package reads, one `Variable` each.
 
-The table drives the driver's configuration parser (names, required values
-and what to do when one is missing), `copilot-driver --help`, the secrets
-every redactor masks, and the README's table of variables (`env_docs`). Pure
-and import-light: the CLI reads it before anything heavy is loaded.
+DRIVER_VARIABLES are the driver's, HARNESS_VARIABLES those the harness reads
+itself. The table drives the driver's configuration parser (names, required
+values and what to do when one is missing, how a soft setting falls back),
+`copilot-driver --help` and the README's table of variables (`env_docs`), and
+the secrets every redactor masks (each `secret=True` variable, then every
+secret-looking one). Pure and import-light: the CLI reads it before anything
+heavy is loaded.
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ class DriverConfig:
 
     @property
     def send_timeout_s(self) -> float:
-        """The SDK takes seconds; the contract speaks milliseconds."""
+        """The SDK takes seconds; COPILOT_SDK_SEND_TIMEOUT_MS speaks milliseconds."""
         return self.send_timeout_ms / 1000
 
     @property

@@ -17,7 +17,8 @@ from typing import NoReturn
 
 from copilot_driver import LOG_PREFIX, __version__
 from copilot_driver.driver.config import ConfigError, load_config
-from copilot_driver.env import CONNECTION_TOKEN, SDK_URI, secrets_in, usage_lines
+from copilot_driver.env import CONNECTION_TOKEN, SDK_URI, secrets_in
+from copilot_driver.env_docs import usage_lines
 from copilot_driver.exit_codes import ExitCode, for_signal
 from copilot_driver.redaction import Redactor
 

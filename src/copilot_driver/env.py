@@ -1,43 +1,31 @@
-"""The environment contract: every variable the package reads, in one table.
+"""The environment table: every variable the package reads, one `Variable` each.
 
-The table drives the driver's configuration parser (names, required values
-and what to do when one is missing), `copilot-driver --help`, the secrets
-every redactor masks, and the README's table of variables (a test keeps the
-README in sync with `markdown_table()`). Pure and import-light: the CLI reads
-it before anything heavy is loaded.
+DRIVER_VARIABLES are the driver's, HARNESS_VARIABLES those the harness reads
+itself. The table drives the driver's configuration parser (names, required
+values and what to do when one is missing, how a soft setting falls back),
+`copilot-driver --help` and the README's table of variables (`env_docs`), and
+the secrets every redactor masks (each `secret=True` variable, then every
+secret-looking one). Pure and import-light: the CLI reads it before anything
+heavy is loaded.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-LogLevel = Literal["none", "error", "warning", "info", "debug", "all"]
-LogFormat = Literal["json", "text"]
-LOG_LEVELS: tuple[LogLevel, ...] = ("none", "error", "warning", "info", "debug", "all")
-DEFAULT_LOG_LEVEL: LogLevel = "warning"
-ReasoningEffort = Literal["low", "medium", "high", "xhigh", "max"]
-REASONING_EFFORTS: tuple[ReasoningEffort, ...] = ("low", "medium", "high", "xhigh", "max")
-
-
-@dataclass(frozen=True)
-class Variable:
-    name: str
-    summary: str
-    """One line for `--help`."""
-    rule: str
-    """The full rule, for the README's table."""
-    required: bool = False
-    when_missing: str = ""
-    """For a required variable: what to set it to, said after "NAME is not set: "."""
-    secret: bool = False
-    """Masked in every log, event, output and error; never echoed."""
-
+from copilot_driver.variable import (
+    DEFAULT_IDLE_MS,
+    DEFAULT_LOG_LEVEL,
+    DEFAULT_MAX_TOOL_DENIALS,
+    DEFAULT_SEND_TIMEOUT_MS,
+    LOG_LEVELS,
+    MAX_SEND_TIMEOUT_MS,
+    REASONING_EFFORTS,
+    Variable,
+)
 
 PROMPT = Variable(
     "GH_AW_PROMPT",
@@ -85,6 +73,10 @@ SEND_TIMEOUT_MS = Variable(
     "(unset, `0`, `-1`, `1.5`, `1e3`, `0x10`, larger values) means 600000, with a "
     "`config.fallback` warning when a value was ignored. The SDK takes seconds; the driver "
     "converts",
+    kind="count",
+    default=DEFAULT_SEND_TIMEOUT_MS,
+    limit=MAX_SEND_TIMEOUT_MS,
+    unit="milliseconds",
 )
 LOG_LEVEL = Variable(
     "COPILOT_SDK_LOG_LEVEL",
@@ -94,11 +86,17 @@ LOG_LEVEL = Variable(
     "and the driver's debug entries are shown, below that the SDK's logger is silenced (it "
     "prints tracebacks for expected fallbacks). Lifecycle, denial and error entries are audit "
     "records and are written at every level",
+    kind="choice",
+    default=DEFAULT_LOG_LEVEL,
+    choices=LOG_LEVELS,
 )
 LOG_FORMAT = Variable(
     "COPILOT_DRIVER_LOG_FORMAT",
     "json|text (default json)",
     "`json` (default) or `text`; anything else means `json` with a warning",
+    kind="choice",
+    default="json",
+    choices=("json", "text"),
 )
 WORKSPACE = Variable(
     "GITHUB_WORKSPACE",
@@ -155,6 +153,9 @@ ROUTING_EFFORT = Variable(
     "with `GH_AW_MODEL_ROUTING=1`, the session's reasoning effort: `low`, `medium`, `high`, "
     "`xhigh` or `max` (what the SDK accepts); `none`, `minimal` or anything else leaves the "
     "model's default, with a `config.fallback` warning",
+    kind="choice",
+    choices=REASONING_EFFORTS,
+    fallback="the model's default effort",
 )
 PERMISSIONS = Variable(
     "GH_AW_COPILOT_SDK_PERMISSIONS",
@@ -169,6 +170,9 @@ MAX_TOOL_DENIALS = Variable(
     "stop the session after this many denials (default 5)",
     "the tool-denials guard: a positive whole number, default 5 (anything else means 5, with "
     "a warning)",
+    kind="count",
+    default=DEFAULT_MAX_TOOL_DENIALS,
+    limit=999_999_999,
 )
 IDLE_MS = Variable(
     "GH_AW_SDK_IDLE_MS",
@@ -177,6 +181,10 @@ IDLE_MS = Variable(
     "assistant turn open, it may stay this many milliseconds without going idle before the "
     "driver ends the turn with that answer (exit 0, a `session.idle_timeout` warning); a "
     "positive whole number, default 30000 (anything else means 30000, with a warning)",
+    kind="count",
+    default=DEFAULT_IDLE_MS,
+    limit=MAX_SEND_TIMEOUT_MS,
+    unit="milliseconds",
 )
 GITHUB_ACTIONS = Variable(
     "GITHUB_ACTIONS",
@@ -237,7 +245,82 @@ DRIVER_VARIABLES: tuple[Variable, ...] = (
 
 DRIVER_SECRETS = tuple(variable.name for variable in DRIVER_VARIABLES if variable.secret)
 
-PLATFORM_TOKENS = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+COPILOT_GITHUB_TOKEN = Variable(
+    "COPILOT_GITHUB_TOKEN",
+    "the Copilot CLI's GitHub token, its first choice (secret)",
+    "a GitHub token for the Copilot CLI, preferred to the two below; only the sidecar sees it",
+    secret=True,
+)
+GH_TOKEN = Variable(
+    "GH_TOKEN",
+    "the Copilot CLI's GitHub token, its second choice (secret)",
+    "a GitHub token for the Copilot CLI when `COPILOT_GITHUB_TOKEN` is unset",
+    secret=True,
+)
+GITHUB_TOKEN = Variable(
+    "GITHUB_TOKEN",
+    "the Copilot CLI's GitHub token, its last choice (secret)",
+    "a GitHub token for the Copilot CLI when the two above are unset",
+    secret=True,
+)
+COPILOT_CLI_PATH = Variable(
+    "COPILOT_CLI_PATH",
+    "the Copilot CLI binary, when no --copilot (else `copilot` on PATH)",
+    "the Copilot CLI binary the harness starts as the sidecar, unless `--copilot` names one",
+)
+HARNESS_TIMEOUT_MINUTES = Variable(
+    "GH_AW_TIMEOUT_MINUTES",
+    "the job's timeout: no retry past it",
+    "the job's timeout in minutes: no retry past it; the send timeout ends 30 s before it",
+)
+GITHUB_OUTPUT = Variable(
+    "GITHUB_OUTPUT",
+    "set by the runner: the file of the step's outputs",
+    "set by the GitHub Actions runner: the harness writes the run's step outputs to this file",
+)
+GITHUB_STEP_SUMMARY = Variable(
+    "GITHUB_STEP_SUMMARY",
+    "set by the runner: the file of the step's summary",
+    "set by the GitHub Actions runner: the harness appends the run's report to this file",
+)
+CI = Variable(
+    "CI",
+    "true: no live status line, even on a terminal",
+    "`true` (as CI services set it): the harness draws no live status line on stderr",
+)
+HOME = Variable(
+    "HOME",
+    "the home folder: where a stored login is looked for",
+    "with no token set, where a stored login is looked for: `~/.copilot`, `~/.config/gh`",
+)
+COPILOT_HOME = Variable(
+    "COPILOT_HOME",
+    "the Copilot CLI's folder (default ~/.copilot)",
+    "the Copilot CLI's folder, where `copilot login` keeps a login (`$HOME/.copilot`)",
+)
+GH_CONFIG_DIR = Variable(
+    "GH_CONFIG_DIR",
+    "the GitHub CLI's folder (default ~/.config/gh)",
+    "the GitHub CLI's folder, where `gh auth login` keeps a login (`$HOME/.config/gh`)",
+)
+
+HARNESS_VARIABLES: tuple[Variable, ...] = (
+    COPILOT_GITHUB_TOKEN,
+    GH_TOKEN,
+    GITHUB_TOKEN,
+    COPILOT_CLI_PATH,
+    HARNESS_TIMEOUT_MINUTES,
+    GITHUB_OUTPUT,
+    GITHUB_STEP_SUMMARY,
+    CI,
+    HOME,
+    COPILOT_HOME,
+    GH_CONFIG_DIR,
+)
+"""What the harness (copilot-driver-run) reads itself, beside the driver's variables it
+checks or passes on."""
+
+PLATFORM_TOKENS = (COPILOT_GITHUB_TOKEN.name, GH_TOKEN.name, GITHUB_TOKEN.name)
 """The Copilot CLI's GitHub credentials, in the order it prefers them. The sidecar
 keeps them; the driver never reads them (spec 4.2)."""
 GITHUB_CREDENTIALS = (*PLATFORM_TOKENS, "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
@@ -246,8 +329,7 @@ the harness takes all of them out of the driver's environment."""
 ADAPTER_SECRETS = (*PLATFORM_TOKENS, PROVIDER_API_KEY.name, "CODEX_API_KEY", "OPENAI_API_KEY")
 """What the agent adapters mask in everything they print."""
 
-TIMEOUT_MINUTES = "GH_AW_TIMEOUT_MINUTES"
-"""The workflow's timeout; the harness derives the driver's send timeout from it."""
+TIMEOUT_MINUTES = HARNESS_TIMEOUT_MINUTES.name
 
 
 def in_github_actions(env: Mapping[str, str]) -> bool:
@@ -272,7 +354,9 @@ MIN_SECRET_LOOKING_CHARS = 8
 masking them would punch holes in ordinary text."""
 
 
-_NAMED_SECRETS = frozenset((*PLATFORM_TOKENS, *DRIVER_SECRETS))
+_NAMED_SECRETS = frozenset(
+    variable.name for variable in (*DRIVER_VARIABLES, *HARNESS_VARIABLES) if variable.secret
+)
 
 
 def secrets_in(env: Mapping[str, str], names: Iterable[str] = DRIVER_SECRETS) -> tuple[str, ...]:
@@ -297,25 +381,6 @@ def secret_looking_values(env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-POLICY_VARIABLES = (PERMISSIONS, SERVER_ARGS, TOOL_CONFIG)
-"""Where a tool policy can come from; with none of them set, every request is approved."""
-_NEAR_MISS_CUTOFF = 0.85
-
-
-def near_misses(env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """`(set, meant)` for each variable in `env` that is not one the driver reads but
-    a near miss of one (`GH_AW_COPILOT_SDK_PERMISSION` for `..._PERMISSIONS`)."""
-    known = [variable.name for variable in DRIVER_VARIABLES]
-    found = []
-    for name in sorted(env):
-        if name in known or not name.upper().startswith(("GH_AW_", "COPILOT_")):
-            continue
-        close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=_NEAR_MISS_CUTOFF)
-        if close:
-            found.append((name, close[0]))
-    return found
-
-
 def session_state_base_dir(env: Mapping[str, str], cwd: Path) -> Path:
     """GH_AW_SESSION_STATE_BASE_DIR, else gh-aw's default under the temp folder.
 
@@ -326,17 +391,3 @@ def session_state_base_dir(env: Mapping[str, str], cwd: Path) -> Path:
     if state_dir is not None:
         return cwd / state_dir
     return Path(tempfile.gettempdir()) / "gh-aw/sandbox/agent/logs/copilot-session-state"
-
-
-def usage_lines(variables: Iterable[Variable] = DRIVER_VARIABLES) -> str:
-    """The variables as `--help` lists them, one per line."""
-    rows = list(variables)
-    width = max(len(variable.name) for variable in rows) + 2
-    return "".join(f"  {variable.name:<{width}}{variable.summary}\n" for variable in rows)
-
-
-def markdown_table(variables: Iterable[Variable] = DRIVER_VARIABLES) -> str:
-    """The README's table of the driver's variables."""
-    lines = ["| variable | rule |", "|---|---|"]
-    lines += [f"| `{variable.name}` | {variable.rule} |" for variable in variables]
-    return "\n".join(lines) + "\n"

@@ -25,9 +25,9 @@ from typing import IO, Any
 from pythonjsonlogger.json import JsonFormatter
 
 from copilot_driver import LOG_PREFIX
-from copilot_driver.env import LogFormat, LogLevel
 from copilot_driver.formatting import escape_line_breaks, iso_utc
 from copilot_driver.redaction import Redactor
+from copilot_driver.variable import LogFormat, LogLevel
 
 LOGGER_NAME = "copilot_driver"
 SDK_LOGGER_NAME = "copilot"

@@ -13,10 +13,10 @@ from copilot_driver.cli import USAGE
 from copilot_driver.driver.config import ConfigError, load_config
 from copilot_driver.env import (
     DRIVER_VARIABLES,
-    markdown_table,
     secret_looking_values,
     secrets_in,
 )
+from copilot_driver.env_docs import markdown_table
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -20,9 +20,9 @@ import pytest
 import copilot_driver
 from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
 from copilot_driver.driver.catalog import EXAMPLE as CATALOG_EXAMPLE
-from copilot_driver.driver.contract import EXAMPLE as CONTRACT_EXAMPLE
 from copilot_driver.gh_aw import write_driver_file
 from copilot_driver.permissions.config import EXPLICIT_EXAMPLE
+from copilot_driver.permissions.tool_contract import EXAMPLE as CONTRACT_EXAMPLE
 from copilot_driver.testing.fixtures import missing_component
 
 TOKEN = "conn-token-SECRET-41c9e2"

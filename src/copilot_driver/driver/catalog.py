@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from copilot_driver.driver.json_input import json_object
 from copilot_driver.env import PROVIDER_CATALOG
+from copilot_driver.json_input import json_object
 
 PROVIDER_TYPES = ("openai", "azure", "anthropic")
 """What a provider's type may be, in the catalog and in COPILOT_PROVIDER_TYPE."""

@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from copilot_driver.env import SESSION_STATE_BASE_DIR
 from copilot_driver.records import (
     TOOL_EXECUTION_COMPLETE,
     TOOL_EXECUTION_START,
@@ -131,7 +132,7 @@ class EventsSink:
                 shown = f"{shown[: _PATH_CHARS // 2]}...{shown[-_PATH_CHARS // 2 :]}"
             raise EventsFileError(
                 f"cannot create the events file in {shown}: {error.strerror or error}; "
-                "set GH_AW_SESSION_STATE_BASE_DIR to a writable folder"
+                f"set {SESSION_STATE_BASE_DIR.name} to a writable folder"
             ) from error
         self.path = folder / EVENTS_FILE_NAME
         pending, self._pending = self._pending or [], None

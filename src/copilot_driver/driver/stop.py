@@ -12,6 +12,8 @@ import signal
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
+from copilot_driver.env import MAX_TOOL_DENIALS
+
 T = TypeVar("T")
 
 
@@ -33,7 +35,7 @@ class ToolDenialsExceededError(StopRequestedError):
     def __init__(self, count: int, threshold: int) -> None:
         super().__init__(
             f"max tool denials threshold reached: permission denied {count} times "
-            f"(GH_AW_MAX_TOOL_DENIALS={threshold})"
+            f"({MAX_TOOL_DENIALS.name}={threshold})"
         )
         self.count = count
         self.threshold = threshold

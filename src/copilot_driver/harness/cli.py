@@ -12,7 +12,19 @@ from pathlib import Path
 from typing import NoReturn
 
 from copilot_driver import __version__
-from copilot_driver import env as contract
+from copilot_driver.env import (
+    COPILOT_CLI_PATH,
+    COPILOT_GITHUB_TOKEN,
+    GH_TOKEN,
+    GITHUB_ACTIONS,
+    GITHUB_TOKEN,
+    HARNESS_TIMEOUT_MINUTES,
+    MODEL,
+    PROMPT,
+    PROVIDER_API_KEY,
+    PROVIDER_BASE_URL,
+    SESSION_STATE_BASE_DIR,
+)
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.retry import RetryPolicy
 from copilot_driver.harness.run import Harness, HarnessOptions
@@ -53,21 +65,21 @@ sidecar died while the driver was running.
 """
 
 _MAIN_VARIABLES = (
-    (contract.MODEL.name, "the model, e.g. gpt-4.1"),
+    (MODEL.name, "the model, e.g. gpt-4.1"),
     (
-        contract.PLATFORM_TOKENS[0],
-        f"the Copilot CLI's GitHub token (or {contract.PLATFORM_TOKENS[1]}, "
-        f"{contract.PLATFORM_TOKENS[2]}): a fine-grained personal access token with the "
+        COPILOT_GITHUB_TOKEN.name,
+        f"the Copilot CLI's GitHub token (or {GH_TOKEN.name}, "
+        f"{GITHUB_TOKEN.name}): a fine-grained personal access token with the "
         '"Copilot Requests" permission, or `gh auth token`; only the sidecar sees it',
     ),
     (
-        contract.PROVIDER_BASE_URL.name,
-        f"a bring-your-own-model provider instead (its key: {contract.PROVIDER_API_KEY.name})",
+        PROVIDER_BASE_URL.name,
+        f"a bring-your-own-model provider instead (its key: {PROVIDER_API_KEY.name})",
     ),
-    ("COPILOT_CLI_PATH", "the Copilot CLI binary, when no --copilot (else `copilot` on PATH)"),
-    (contract.SESSION_STATE_BASE_DIR.name, "the folder of the events file and the sidecar's log"),
-    (contract.TIMEOUT_MINUTES, "the job's timeout: no retry past it"),
-    ("GITHUB_ACTIONS=true", "write the step outputs, the step summary and annotations"),
+    (COPILOT_CLI_PATH.name, COPILOT_CLI_PATH.summary),
+    (SESSION_STATE_BASE_DIR.name, "the folder of the events file and the sidecar's log"),
+    (HARNESS_TIMEOUT_MINUTES.name, HARNESS_TIMEOUT_MINUTES.summary),
+    (f"{GITHUB_ACTIONS.name}=true", "write the step outputs, the step summary and annotations"),
 )
 
 
@@ -78,14 +90,14 @@ def _epilog() -> str:
         first = f"  {name:<27}{lines[0]}" if len(name) < 27 else f"  {name}\n{' ' * 29}{lines[0]}"
         rows.append("\n".join([first, *(" " * 29 + line for line in lines[1:])]))
     return (
-        f"the prompt: PROMPT_FILE, else the file {contract.PROMPT.name} names.\n\n"
+        f"the prompt: PROMPT_FILE, else the file {PROMPT.name} names.\n\n"
         "the main variables (`python -m copilot_driver --help` lists all the driver reads):\n"
         + "\n".join(rows)
         + f"""
 
 examples:
   {PROG} prompt.md
-  {contract.PROMPT.name}=prompt.md {PROG} --sandbox off
+  {PROMPT.name}=prompt.md {PROG} --sandbox off
   {PROG} prompt.md -- python3 .github/drivers/copilot-driver.py
 """
     )
@@ -113,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         "prompt",
         nargs="?",
         metavar="PROMPT_FILE",
-        help=f"the prompt file (default: the one {contract.PROMPT.name} names)",
+        help=f"the prompt file (default: the one {PROMPT.name} names)",
     )
     parser.add_argument("--copilot", metavar="PATH", help="the Copilot CLI binary")
     parser.add_argument("--port", type=_port, help="sidecar port on 127.0.0.1 (default: any)")
@@ -202,7 +214,7 @@ def _with_prompt(env: Mapping[str, str], prompt: str | None) -> Mapping[str, str
         where = f" (tried {path.absolute()})" if not path.is_absolute() else ""
         what = "is not a file" if path.exists() else "does not exist"
         raise ValueError(f"the prompt file {prompt} {what}{where}")
-    return {**env, contract.PROMPT.name: str(path.absolute())}
+    return {**env, PROMPT.name: str(path.absolute())}
 
 
 class _OneLineErrors(argparse.ArgumentParser):

@@ -20,9 +20,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from copilot_driver import env as contract
+from copilot_driver.env import (
+    COPILOT_GITHUB_TOKEN,
+    COPILOT_HOME,
+    GH_CONFIG_DIR,
+    HOME,
+    PLATFORM_TOKENS,
+    PROVIDER_BASE_URL,
+    PROVIDER_CATALOG,
+    in_github_actions,
+)
 
-SECRET_NAME = contract.PLATFORM_TOKENS[0]
+SECRET_NAME = COPILOT_GITHUB_TOKEN.name
 """The secret the docs and the examples use (`COPILOT_GITHUB_TOKEN`)."""
 
 CLASSIC_PREFIX = "ghp_"
@@ -48,11 +57,11 @@ class Tokens:
 
 def tokens_of(env: Mapping[str, str]) -> Tokens:
     """The facts `outcome.explain` needs about the environment's GitHub tokens."""
-    present = tuple(name for name in contract.PLATFORM_TOKENS if env.get(name, "").strip())
+    present = tuple(name for name in PLATFORM_TOKENS if env.get(name, "").strip())
     return Tokens(
         present,
         tuple(name for name in present if env[name].strip().startswith(CLASSIC_PREFIX)),
-        in_actions=contract.in_github_actions(env),
+        in_actions=in_github_actions(env),
     )
 
 
@@ -74,12 +83,9 @@ def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> st
     """What is missing, with the fix; None when the sidecar has a credential. In the
     sandbox the CLI sees no login stored on this machine (its state folder is private,
     gh's is hidden), so only a token or a provider counts."""
-    if any(env.get(name, "").strip() for name in contract.PLATFORM_TOKENS):
+    if any(env.get(name, "").strip() for name in PLATFORM_TOKENS):
         return None
-    if any(
-        env.get(name, "").strip()
-        for name in (contract.PROVIDER_BASE_URL.name, contract.PROVIDER_CATALOG.name)
-    ):
+    if any(env.get(name, "").strip() for name in (PROVIDER_BASE_URL.name, PROVIDER_CATALOG.name)):
         return None
     if _stored_login(env):
         if not sandboxed:
@@ -89,7 +95,7 @@ def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> st
             f"machine stays outside the sandbox. Set {SECRET_NAME} (e.g. "
             f"`{SECRET_NAME}=$(gh auth token)`), or run with `--sandbox off`"
         )
-    blank = [name for name in contract.PLATFORM_TOKENS if name in env]
+    blank = [name for name in PLATFORM_TOKENS if name in env]
     said = (
         f"{' and '.join(blank)} {'is' if len(blank) == 1 else 'are'} set but empty"
         if blank
@@ -97,9 +103,9 @@ def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> st
     )
     start = (
         f"no credential for the Copilot CLI: {said}, and no bring-your-own-model provider "
-        f"({contract.PROVIDER_BASE_URL.name}) is configured. "
+        f"({PROVIDER_BASE_URL.name}) is configured. "
     )
-    if contract.in_github_actions(env):
+    if in_github_actions(env):
         return (
             f"{start}Set {SECRET_NAME} to a token with Copilot access: "
             f"{how_to_set_a_token(True)}; {ACCEPTED_TOKENS}. In a pull request from a fork, "
@@ -112,9 +118,9 @@ def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> st
 
 def _stored_login(env: Mapping[str, str]) -> bool:
     """A login the CLI could use: its own config, or the GitHub CLI's hosts file."""
-    home = env.get("HOME")
-    copilot_home = env.get("COPILOT_HOME") or (f"{home}/.copilot" if home else None)
-    gh_config = env.get("GH_CONFIG_DIR") or (f"{home}/.config/gh" if home else None)
+    home = env.get(HOME.name)
+    copilot_home = env.get(COPILOT_HOME.name) or (f"{home}/.copilot" if home else None)
+    gh_config = env.get(GH_CONFIG_DIR.name) or (f"{home}/.config/gh" if home else None)
     candidates = []
     if copilot_home:
         candidates.append(Path(copilot_home) / "config.json")

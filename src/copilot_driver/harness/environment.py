@@ -11,7 +11,16 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 
-from copilot_driver import env as contract
+from copilot_driver.env import (
+    CONNECTION_TOKEN,
+    GITHUB_CREDENTIALS,
+    HARNESS_TIMEOUT_MINUTES,
+    PLATFORM_TOKENS,
+    PROVIDER_API_KEY,
+    SDK_URI,
+    SEND_TIMEOUT_MS,
+    value_of,
+)
 from copilot_driver.permissions.config import read_server_args
 
 _HARNESS_OWNED_FLAGS = {"--headless": 0, "--no-auto-update": 0, "--port": 1, "--log-level": 1}
@@ -27,13 +36,13 @@ def driver_environment(base: Mapping[str, str], *, sdk_uri: str, token: str) -> 
     """The driver's environment: `base` minus every GitHub credential, plus the
     sidecar's address and the run's token, and a send timeout derived from the
     workflow's timeout when none is set."""
-    env = {key: value for key, value in base.items() if key not in contract.GITHUB_CREDENTIALS}
-    env[contract.SDK_URI.name] = sdk_uri
-    env[contract.CONNECTION_TOKEN.name] = token
-    if contract.value_of(env, contract.SEND_TIMEOUT_MS) is None:
-        derived = send_timeout_from_minutes(base.get(contract.TIMEOUT_MINUTES))
+    env = {key: value for key, value in base.items() if key not in GITHUB_CREDENTIALS}
+    env[SDK_URI.name] = sdk_uri
+    env[CONNECTION_TOKEN.name] = token
+    if value_of(env, SEND_TIMEOUT_MS) is None:
+        derived = send_timeout_from_minutes(base.get(HARNESS_TIMEOUT_MINUTES.name))
         if derived is not None:
-            env[contract.SEND_TIMEOUT_MS.name] = str(derived)
+            env[SEND_TIMEOUT_MS.name] = str(derived)
     return env
 
 
@@ -111,7 +120,7 @@ and point at no runner file. Everything else (`*_TOKEN`, provider and cloud keys
 `ACTIONS_*`, `GITHUB_OUTPUT`/`GITHUB_ENV`, `SSH_AUTH_SOCK`, package-index URLs that may
 carry a password) stays with the harness unless `--pass-env NAME` names it."""
 SIDECAR_PASSED_PREFIXES = ("LC_", "JAVA_HOME_")
-SIDECAR_CREDENTIAL = contract.PLATFORM_TOKENS[0]
+SIDECAR_CREDENTIAL = PLATFORM_TOKENS[0]
 """The one variable the CLI reads its GitHub token from here; it drops it (unlike
 `GH_TOKEN` and `GITHUB_TOKEN`) from the environment of the commands it runs."""
 
@@ -133,10 +142,10 @@ def sidecar_environment(
         if name in SIDECAR_PASSED or name.startswith(SIDECAR_PASSED_PREFIXES) or name in pass_env
     }
     credentials: dict[str, str] = {}
-    token = next((base[n] for n in contract.PLATFORM_TOKENS if base.get(n, "").strip()), None)
+    token = next((base[n] for n in PLATFORM_TOKENS if base.get(n, "").strip()), None)
     if token is not None:
         credentials[SIDECAR_CREDENTIAL] = token
-    key = base.get(contract.PROVIDER_API_KEY.name)
+    key = base.get(PROVIDER_API_KEY.name)
     if key:
-        credentials[contract.PROVIDER_API_KEY.name] = key
+        credentials[PROVIDER_API_KEY.name] = key
     return plain, credentials

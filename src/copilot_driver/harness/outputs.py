@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from copilot_driver import workflow_commands
+from copilot_driver.env import GITHUB_OUTPUT, GITHUB_STEP_SUMMARY
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.console import Console
 from copilot_driver.harness.credentials import tokens_of
@@ -96,10 +97,10 @@ class Outputs:
         if outcome.message:
             self._tell_failure(outcome, shown=run.ending.shown)
         timeline = _load_timeline(events)
-        outputs_file = self.env.get("GITHUB_OUTPUT")
+        outputs_file = self.env.get(GITHUB_OUTPUT.name)
         if outputs_file:
             self._write_outputs(Path(outputs_file), run, events, timeline)
-        summary_file = self.env.get("GITHUB_STEP_SUMMARY")
+        summary_file = self.env.get(GITHUB_STEP_SUMMARY.name)
         if summary_file:
             self._append_step_summary(Path(summary_file), outcome, timeline)
         if run.answer:

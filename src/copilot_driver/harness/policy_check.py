@@ -10,12 +10,28 @@ the usual reason a policy someone wrote is not there.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 
-from copilot_driver.env import PERMISSIONS, POLICY_VARIABLES, TOOL_CONFIG, near_misses, value_of
-from copilot_driver.permissions.config import resolve_permissions
+from copilot_driver.env import DRIVER_VARIABLES, PERMISSIONS, TOOL_CONFIG, value_of
+from copilot_driver.permissions.inputs import POLICY_VARIABLES, resolve_permissions
 
 NO_POLICY_TITLE = "No tool policy: every tool request is approved"
+_NEAR_MISS_CUTOFF = 0.85
+
+
+def near_misses(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """`(set, meant)` for each variable in `env` that is not one the driver reads but
+    a near miss of one (`GH_AW_COPILOT_SDK_PERMISSION` for `..._PERMISSIONS`)."""
+    known = [variable.name for variable in DRIVER_VARIABLES]
+    found = []
+    for name in sorted(env):
+        if name in known or not name.upper().startswith(("GH_AW_", "COPILOT_")):
+            continue
+        close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=_NEAR_MISS_CUTOFF)
+        if close:
+            found.append((name, close[0]))
+    return found
 
 
 def misspelt_variables(env: Mapping[str, str]) -> list[str]:

@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from copilot_driver.env import SERVER_ARGS
+
 PERMISSION_NAMES = ("read", "write", "shell", "web_fetch")
 """The names a scoped rule uses for the runtime's built-in permission kinds."""
 
@@ -73,7 +75,7 @@ class RuleProblem:
 
 def allow_flag(source: str) -> str:
     """How an author gave the allow rules of `source` (a variable's name, or "none")."""
-    if source in ("none", "GH_AW_COPILOT_SDK_SERVER_ARGS"):
+    if source in ("none", SERVER_ARGS.name):
         return "--allow-tool"
     return f"allowedTools in {source}"
 

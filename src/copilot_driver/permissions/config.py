@@ -1,6 +1,5 @@
-"""Where the allowlist comes from (spec 5.1), resolved before anything runs.
-
-Two inputs, in order of precedence:
+"""The permission policy (`PermissionConfig`) and the two variables that can state it
+(spec 5.1), each read on its own; `permissions.inputs` says which one wins:
 
 - `GH_AW_COPILOT_SDK_PERMISSIONS`: an explicit JSON object
   `{"allowAllTools": bool, "allowedTools": [str, ...], "deniedTools": [str, ...]}`.
@@ -30,15 +29,20 @@ policy"), except what a deny rule matches.
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from copilot_driver import env as contract
+from copilot_driver.env import PERMISSIONS, SERVER_ARGS
+from copilot_driver.json_input import (
+    JsonInputError,
+    json_syntax_problem,
+    json_type,
+    load_json,
+    quoted_key,
+)
 
-EXPLICIT_VARIABLE = contract.PERMISSIONS.name
-SERVER_ARGS_VARIABLE = contract.SERVER_ARGS.name
+EXPLICIT_VARIABLE = PERMISSIONS.name
+SERVER_ARGS_VARIABLE = SERVER_ARGS.name
 _EXPLICIT_KEYS = frozenset({"allowAllTools", "allowedTools", "deniedTools"})
 POLICY_VALUE_FLAGS = ("--allow-tool", "--deny-tool")
 """The policy's flags that take the next argument as their value, whatever it looks like."""
@@ -48,54 +52,8 @@ EXPLICIT_EXAMPLE = (
     '"deniedTools": ["shell(rm:*)"]}'
 )
 """A valid GH_AW_COPILOT_SDK_PERMISSIONS, shown when the given one cannot be read."""
-_EXPECTING_A_KEY = "Expecting property name enclosed in double quotes"
-_JSON_PROBLEMS = {
-    "Expecting value": "expected a value",
-    _EXPECTING_A_KEY: "expected a key in double quotes",
-    "Expecting ',' delimiter": "expected `,` or a closing bracket",
-    "Expecting ':' delimiter": "expected `:` after the key",
-    "Unterminated string starting at": "a string starts here and is never closed",
-    "Extra data": "expected nothing more after the value",
-    "Invalid control character at": "a raw tab or line break inside a string (write \\t or \\n)",
-    "Invalid \\escape": "an invalid backslash escape",
-}
-"""The json module's messages, said in plain words."""
 
 Mode = Literal["allow-all", "unrestricted", "scoped"]
-
-
-class JsonInputError(ValueError):
-    """JSON that parses but cannot be taken as written; the message says what, phrased to
-    follow the variable's name ("has the key ... twice")."""
-
-
-def load_json(raw: str) -> Any:
-    """`json.loads` for the JSON a user gives in a variable: a key given twice and a number
-    of more digits than Python reads are JsonInputError (the json module would keep the
-    last key, or fail with advice about `sys.set_int_max_str_digits`)."""
-    return json.loads(raw, object_pairs_hook=_unique_keys, parse_int=_bounded_int)
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for key, item in pairs:
-        if key in value:
-            raise JsonInputError(
-                f"has the key {_quoted(key)} twice in one object: keep one (the json module "
-                "would silently keep the last)"
-            )
-        value[key] = item
-    return value
-
-
-def _bounded_int(digits: str) -> int:
-    limit = sys.get_int_max_str_digits() or 4300
-    if len(digits.lstrip("-")) > limit:
-        raise JsonInputError(
-            f"holds a number of {len(digits.lstrip('-'))} digits (at most {limit} are read): "
-            "write a shorter number"
-        )
-    return int(digits)
 
 
 @dataclass(frozen=True)
@@ -138,24 +96,6 @@ class PermissionConfig:
         return f"{count} rule{'s' if count != 1 else ''}: {rules}{deny}{origin}"
 
 
-def resolve_permissions(env: Mapping[str, str]) -> PermissionConfig:
-    """The effective configuration; raises ValueError for an unreadable input.
-
-    The server arguments are read even when the explicit variable wins: a
-    broken input is reported, never ignored, and their deny rules still apply
-    (the sidecar was given them too).
-    """
-    from_args = parse_server_args(env.get(SERVER_ARGS_VARIABLE))
-    explicit = env.get(EXPLICIT_VARIABLE)
-    if explicit is not None and explicit.strip():
-        config = parse_explicit(explicit)
-        if from_args is not None and from_args.denied_tools:
-            denied = config.denied_tools + from_args.denied_tools
-            return replace(config, denied_tools=tuple(dict.fromkeys(denied)))
-        return config
-    return from_args or PermissionConfig()
-
-
 def parse_explicit(raw: str) -> PermissionConfig:
     try:
         value = load_json(raw)
@@ -174,10 +114,10 @@ def parse_explicit(raw: str) -> PermissionConfig:
         ) from None
     if not isinstance(value, dict):
         raise ValueError(
-            f"{EXPLICIT_VARIABLE} is {_json_type(value)}, not a JSON object; a valid value "
+            f"{EXPLICIT_VARIABLE} is {json_type(value)}, not a JSON object; a valid value "
             f"looks like {EXPLICIT_EXAMPLE}"
         )
-    unknown = sorted(_quoted(key) for key in value if key not in _EXPLICIT_KEYS)
+    unknown = sorted(quoted_key(key) for key in value if key not in _EXPLICIT_KEYS)
     if unknown:
         shown = ", ".join(unknown[:3]) + (", ..." if len(unknown) > 3 else "")
         raise ValueError(
@@ -199,7 +139,10 @@ def parse_explicit(raw: str) -> PermissionConfig:
             )
         lists[key] = _normalise(tools)
     return PermissionConfig(
-        allow_all, lists["allowedTools"], EXPLICIT_VARIABLE, lists["deniedTools"]
+        allow_all=allow_all,
+        allowed_tools=lists["allowedTools"],
+        source=EXPLICIT_VARIABLE,
+        denied_tools=lists["deniedTools"],
     )
 
 
@@ -222,11 +165,11 @@ def read_server_args(raw: str | None) -> list[str] | None:
     except RecursionError:
         raise ServerArgsError(_problem("is nested too deeply")) from None
     if not isinstance(args, list):
-        raise ServerArgsError(_problem(f"is {_json_type(args)}, not a JSON array of strings"))
+        raise ServerArgsError(_problem(f"is {json_type(args)}, not a JSON array of strings"))
     for index, arg in enumerate(args, start=1):
         if not isinstance(arg, str):
             raise ServerArgsError(
-                _problem(f"is not a JSON array of strings: element {index} is {_json_type(arg)}")
+                _problem(f"is not a JSON array of strings: element {index} is {json_type(arg)}")
             )
     _check_policy_values(args)
     return list(args)
@@ -266,11 +209,13 @@ def parse_server_args(raw: str | None) -> PermissionConfig | None:
         return None
     denied = _normalise(_flag_values(args, "--deny-tool"))
     if "--allow-all-tools" in args:
-        return PermissionConfig(True, (), SERVER_ARGS_VARIABLE, denied)
+        return PermissionConfig(allow_all=True, source=SERVER_ARGS_VARIABLE, denied_tools=denied)
     allow_values = _flag_values(args, "--allow-tool")
     if not allow_values and not denied:
         return None
-    return PermissionConfig(False, _normalise(allow_values), SERVER_ARGS_VARIABLE, denied)
+    return PermissionConfig(
+        allowed_tools=_normalise(allow_values), source=SERVER_ARGS_VARIABLE, denied_tools=denied
+    )
 
 
 def _flag_values(args: list[str], flag: str) -> list[str]:
@@ -295,77 +240,5 @@ def _not_json(raw: str, error: json.JSONDecodeError) -> str:
     return _problem(f"is not valid JSON: {json_syntax_problem(raw, error)}")
 
 
-def json_syntax_problem(raw: str, error: json.JSONDecodeError) -> str:
-    """Where `raw` stops being JSON, what is there, and the usual mistake when it is one:
-    "line 1 column 9: expected a value, found `]`; it has a trailing comma before `]`..."."""
-    error = _at_the_closing_bracket(raw, error)
-    what = _JSON_PROBLEMS.get(error.msg, error.msg.removesuffix(" at"))
-    found = _found_at(raw, error.pos)
-    mistake = _json_mistake(raw, error)
-    said = f"line {error.lineno} column {error.colno}: {what}, found {found}"
-    return f"{said}; {mistake}" if mistake else said
-
-
-def _at_the_closing_bracket(raw: str, error: json.JSONDecodeError) -> json.JSONDecodeError:
-    """A trailing comma, said the same on every Python: 3.13's json reports "Illegal
-    trailing comma" at the comma, earlier releases what they expected at the bracket."""
-    if not error.msg.startswith("Illegal trailing comma"):
-        return error
-    after_comma = raw.find(",", error.pos) + 1
-    bracket = after_comma + len(raw[after_comma:]) - len(raw[after_comma:].lstrip())
-    expected = "Expecting value" if error.msg.endswith("array") else _EXPECTING_A_KEY
-    return json.JSONDecodeError(expected, raw, bracket)
-
-
-def _found_at(raw: str, pos: int) -> str:
-    """The character at `pos`, in words when it is not visible (never more than one:
-    the text may hold a secret pasted by mistake)."""
-    if pos >= len(raw):
-        return "the end of the text"
-    char = raw[pos]
-    names = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", " ": "a space"}
-    if char in names:
-        return names[char]
-    return f"`{char}`" if char.isprintable() and char != "`" else repr(char)
-
-
-def _json_mistake(raw: str, error: json.JSONDecodeError) -> str:
-    """The usual mistake behind a JSON error at `error.pos`, or ""."""
-    pos = error.pos
-    here = raw[pos] if pos < len(raw) else ""
-    before = raw[:pos].rstrip()[-1:]
-    after = raw[pos + 1 :].lstrip()[:1]
-    if here == "'":
-        return "JSON strings take double quotes, not single quotes"
-    if (before == "," and here in ("]", "}")) or (here == "," and after in ("]", "}")):
-        closing = here if here in ("]", "}") else after
-        return f"it has a trailing comma before `{closing}`: remove that comma"
-    if here and error.msg == _EXPECTING_A_KEY and here.isalpha():
-        return 'keys take double quotes, e.g. {"key": ...}'
-    if not here:
-        return "the text ends early: close every bracket and string"
-    return ""
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    return "a string"
-
-
 def _normalise(tools: list[Any]) -> tuple[str, ...]:
     return tuple(tool.strip() for tool in tools if isinstance(tool, str) and tool.strip())
-
-
-def _quoted(key: str) -> str:
-    """A key as JSON, on one line and bounded (it is echoed in an error)."""
-    text = json.dumps(key)
-    return text if len(text) <= 40 else text[:36] + '..."'

@@ -16,17 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copilot_driver.driver.config import (
-    DEFAULT_SEND_TIMEOUT_MS,
-    MAX_SEND_TIMEOUT_MS,
-    ConfigError,
-    DriverConfig,
-    ProviderConfig,
-    load_config,
-    normalise_sdk_uri,
-    parse_routing_effort,
-    parse_send_timeout_ms,
-)
+from copilot_driver.driver.address import normalise_sdk_uri
+from copilot_driver.driver.config import ConfigError, DriverConfig, load_config
+from copilot_driver.driver.provider import ProviderConfig
+from copilot_driver.driver.settings import parse_routing_effort, parse_send_timeout_ms
+from copilot_driver.variable import DEFAULT_SEND_TIMEOUT_MS, MAX_SEND_TIMEOUT_MS
 
 TOKEN = "tok-SECRET-7f3a9c2e"
 API_KEY = "key-SECRET-b81d04aa"

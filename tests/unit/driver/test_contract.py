@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from copilot_driver.driver.config import ConfigError, load_config
-from copilot_driver.driver.contract import EXAMPLE, ToolContractError, parse_tool_contract
+from copilot_driver.permissions.tool_contract import EXAMPLE, ToolContractError, parse_tool_contract
 
 NO_CAPABILITIES = {
     "bash": False,

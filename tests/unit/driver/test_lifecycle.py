@@ -17,8 +17,9 @@ import pytest
 from copilot.session_events import PermissionRequestShell
 
 from copilot_driver.driver import lifecycle as driver_module
-from copilot_driver.driver.config import DriverConfig, ProviderConfig
+from copilot_driver.driver.config import DriverConfig
 from copilot_driver.driver.lifecycle import Lifecycle
+from copilot_driver.driver.provider import ProviderConfig
 from copilot_driver.driver.stop import StopRequests
 from copilot_driver.driver.tasks import run_to_the_end
 from copilot_driver.logs import configure_logging

@@ -22,8 +22,8 @@ from copilot_driver.harness.environment import (
 from copilot_driver.permissions.config import (
     SERVER_ARGS_VARIABLE,
     ServerArgsError,
-    resolve_permissions,
 )
+from copilot_driver.permissions.inputs import resolve_permissions
 
 BASE = {
     "PATH": "/usr/bin",

@@ -13,25 +13,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copilot_driver.driver.config import (
-    DEFAULT_MAX_TOOL_DENIALS,
-    ConfigError,
-    load_config,
-    parse_max_tool_denials,
-)
-from copilot_driver.driver.json_input import json_object
+from copilot_driver.driver.config import ConfigError, load_config
+from copilot_driver.driver.settings import parse_max_tool_denials
+from copilot_driver.json_input import json_object, json_syntax_problem
 from copilot_driver.permissions.config import (
     EXPLICIT_EXAMPLE,
     EXPLICIT_VARIABLE,
     SERVER_ARGS_VARIABLE,
     PermissionConfig,
     ServerArgsError,
-    json_syntax_problem,
     parse_explicit,
     parse_server_args,
     read_server_args,
-    resolve_permissions,
 )
+from copilot_driver.permissions.inputs import resolve_permissions
+from copilot_driver.variable import DEFAULT_MAX_TOOL_DENIALS
 
 TOKEN = "tok-PERM-SECRET-5e1f7a"
 DEEP = "[" * 100_000

@@ -20,7 +20,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from copilot_driver import env as contract
+from copilot_driver.env import (
+    PLATFORM_TOKENS,
+    PROVIDER_BASE_URL,
+    PROVIDER_CATALOG,
+)
 
 WEB_PORTS = (80, 443)
 COPILOT_API_HOSTS = (
@@ -139,10 +143,10 @@ def model_endpoints(env: Mapping[str, str]) -> tuple[Rule, ...]:
     """What the sidecar needs to reach its model, read from the harness's environment:
     each configured provider's host:port, and the Copilot API hosts when the sidecar
     has a GitHub credential or no provider at all."""
-    urls = [env.get(contract.PROVIDER_BASE_URL.name, "")]
-    urls += _catalog_urls(env.get(contract.PROVIDER_CATALOG.name))
+    urls = [env.get(PROVIDER_BASE_URL.name, "")]
+    urls += _catalog_urls(env.get(PROVIDER_CATALOG.name))
     rules = [rule for rule in (_url_rule(url) for url in urls if url.strip()) if rule]
-    has_token = any(env.get(name, "").strip() for name in contract.PLATFORM_TOKENS)
+    has_token = any(env.get(name, "").strip() for name in PLATFORM_TOKENS)
     if has_token or not rules:
         rules += [parse_rule(host) for host in COPILOT_API_HOSTS]
     return tuple(rules)

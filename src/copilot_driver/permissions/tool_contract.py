@@ -23,8 +23,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from copilot_driver.driver.json_input import json_object
 from copilot_driver.env import TOOL_CONFIG
+from copilot_driver.json_input import json_object
 
 CAPABILITIES = ("bash", "edit", "webFetch", "webSearch", "mcp", "cliProxy")
 """The six capabilities every version-1 contract states, each a boolean."""

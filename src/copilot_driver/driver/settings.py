@@ -1,0 +1,82 @@
+"""The driver's soft settings, read through the environment table.
+
+Each one (send timeout, log level, log format, routing effort, idle watchdog,
+tool-denials guard) is read by its table row (`Variable.soft_value`): a value
+that cannot be used means the default and leaves a notice the driver logs at
+start, so an ignored value is visible rather than silent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import cast
+
+from copilot_driver.driver.quoting import Quote, shorten
+from copilot_driver.env import (
+    IDLE_MS,
+    LOG_FORMAT,
+    LOG_LEVEL,
+    MAX_TOOL_DENIALS,
+    MODEL_ROUTING,
+    ROUTING_EFFORT,
+    SEND_TIMEOUT_MS,
+    value_of,
+)
+from copilot_driver.variable import LogFormat, LogLevel, ReasoningEffort, Variable
+
+
+@dataclass(frozen=True)
+class SoftSettings:
+    send_timeout_ms: int
+    log_level: LogLevel
+    log_format: LogFormat
+    reasoning_effort: ReasoningEffort | None
+    idle_ms: int
+    max_tool_denials: int
+
+
+def read_soft_settings(
+    env: Mapping[str, str], notices: list[str], *, quote: Quote = shorten
+) -> SoftSettings:
+    """Every soft setting of `env`; a notice for each value that was ignored."""
+    send_timeout_ms = parse_send_timeout_ms(env.get(SEND_TIMEOUT_MS.name), notices, quote=quote)
+    log_level = LOG_LEVEL.soft_value(env.get(LOG_LEVEL.name), notices, quote)
+    log_format = LOG_FORMAT.soft_value(env.get(LOG_FORMAT.name), notices, quote)
+    return SoftSettings(
+        send_timeout_ms=send_timeout_ms,
+        log_level=cast(LogLevel, log_level),
+        log_format=cast(LogFormat, log_format),
+        reasoning_effort=parse_routing_effort(env, notices, quote=quote),
+        idle_ms=_count(IDLE_MS, env.get(IDLE_MS.name), notices, quote),
+        max_tool_denials=parse_max_tool_denials(
+            env.get(MAX_TOOL_DENIALS.name), notices, quote=quote
+        ),
+    )
+
+
+def parse_send_timeout_ms(raw: str | None, notices: list[str], *, quote: Quote = shorten) -> int:
+    """A positive integer number of milliseconds, else the default (spec 4.3)."""
+    return _count(SEND_TIMEOUT_MS, raw, notices, quote)
+
+
+def parse_max_tool_denials(raw: str | None, notices: list[str], *, quote: Quote = shorten) -> int:
+    """A positive whole number, else the default 5 (with a notice)."""
+    return _count(MAX_TOOL_DENIALS, raw, notices, quote)
+
+
+def parse_routing_effort(
+    env: Mapping[str, str], notices: list[str], *, quote: Quote = shorten
+) -> ReasoningEffort | None:
+    """gh-aw's routing effort, when routing is on and the SDK accepts the value."""
+    if env.get(MODEL_ROUTING.name, "").strip() != "1":
+        return None
+    # Read stripped, so a blank value is unset and a notice echoes the value alone.
+    effort = ROUTING_EFFORT.soft_value(value_of(env, ROUTING_EFFORT), notices, quote)
+    return cast(ReasoningEffort | None, effort)
+
+
+def _count(variable: Variable, raw: str | None, notices: list[str], quote: Quote) -> int:
+    value = variable.soft_value(raw, notices, quote)
+    assert isinstance(value, int)  # a count's value and its default are whole numbers
+    return value

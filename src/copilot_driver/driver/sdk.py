@@ -11,9 +11,11 @@ failures are only logged, in the SDK's own words.
 The SDK is recognised by type where it raises a type of its own:
 `JsonRpcError` (its `.code`) for a refused handshake, `ProcessExitedError` for
 a transport that closed, and the socket's OSError (ECONNREFUSED) for a
-sidecar that is not listening. Three of its failures are plain exceptions
-told apart by their text only; each match below names the SDK code that
-raises it (github-copilot-sdk 1.0.13 to 1.0.27, `compatibility.TESTED_SDK_VERSIONS`).
+sidecar that is not listening. Its other failures are plain `Exception`s and
+`RuntimeError`s told apart by their text only; each text matched below names
+the SDK code that raises it (github-copilot-sdk 1.0.13 to 1.0.27,
+`compatibility.TESTED_SDK_VERSIONS`). When the SDK's error matches more than one,
+the first of: authentication, session error, closed connection, refused.
 
 Importing the SDK costs most of a second; this module imports it only where
 a client exists (connection.py builds it), never at import time.

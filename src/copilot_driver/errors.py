@@ -26,6 +26,11 @@ CopilotDriverError
 │   │   └── SidecarLostError          copilot_driver.driver.stop
 │   ├── StepAbandonedError            copilot_driver.driver.tasks
 │   ├── SidecarNotReadyError (RuntimeError)  copilot_driver.driver.connection
+│   ├── SdkError                      copilot_driver.driver.failures
+│   │   ├── SidecarAuthError          copilot_driver.driver.failures
+│   │   ├── SidecarRefusedError       copilot_driver.driver.failures
+│   │   ├── SidecarDisconnectedError  copilot_driver.driver.failures
+│   │   └── SessionFailedError        copilot_driver.driver.failures
 │   └── EventsFileError (OSError)     copilot_driver.driver.sink
 ├── the harness: what stops it before or around the driver
 │   ├── SidecarError (RuntimeError)   copilot_driver.harness.sidecar
@@ -53,9 +58,10 @@ Outside the root, on purpose:
         a stop signal before the driver took the signals over; no `except
         Exception` on the way may swallow it
 
-The SDK's own errors never leave the driver's SDK boundary as they came: they
-are mapped there by type (failures.py turns them into an exit code, an error
-kind and one sentence).
+The SDK's own errors are mapped at the driver's SDK boundary (driver/sdk.py):
+one it recognises becomes an SdkError, by type where the SDK has one; one it
+does not passes as it came. failures.py turns either into an exit code, an
+error kind and one sentence.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""Turn what the SDK raises into one sentence a workflow author can act on.
+"""Turn what ended a run into one sentence a workflow author can act on.
 
-Pure (duck-typed on the SDK's exceptions), so it is tested without a
-sidecar. The SDK's own texts are kept after the explanation: they are what
-a maintainer searches for.
+Pure, so it is tested without a sidecar. The SDK's failures arrive already
+classified by the SDK boundary (sdk.py) as the errors defined here; whatever
+it could not classify arrives as the SDK raised it and is described by its
+type and text. The SDK's own texts are kept after the explanation: they are
+what a maintainer searches for.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from copilot_driver.driver.stop import (
     ToolCallBudgetExceededError,
     ToolDenialsExceededError,
 )
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.exit_codes import ExitCode, for_signal
 from copilot_driver.vocabulary import DriverErrorKind
 
@@ -33,6 +36,48 @@ class Phase(StrEnum):
 AUTHENTICATION_REQUIRED = -32001
 AUTHENTICATION_FAILED = -32002
 AUTHENTICATION_NOT_CONFIGURED = -32003
+AUTHENTICATION_CODES = frozenset(
+    {AUTHENTICATION_REQUIRED, AUTHENTICATION_FAILED, AUTHENTICATION_NOT_CONFIGURED}
+)
+
+
+class SdkError(CopilotDriverError):
+    """An SDK call failed in a way the SDK boundary recognised; `sdk_error` is what
+    the SDK raised, and its text and type are what the messages show."""
+
+    def __init__(self, sdk_error: BaseException) -> None:
+        super().__init__(str(sdk_error))
+        self.sdk_error = sdk_error
+
+
+class SidecarAuthError(SdkError):
+    """The sidecar refused the connection handshake; `code` is one of the
+    AUTHENTICATION_* JSON-RPC codes."""
+
+    def __init__(self, sdk_error: BaseException, code: int) -> None:
+        super().__init__(sdk_error)
+        self.code = code
+
+
+class SidecarRefusedError(SdkError):
+    """Nothing listens at the sidecar's address (the connection was refused)."""
+
+
+class SidecarDisconnectedError(SdkError):
+    """The SDK's connection to the sidecar closed under the call."""
+
+
+class SessionFailedError(SdkError):
+    """The runtime reported a session error; `reason` is the runtime's own words."""
+
+    def __init__(self, sdk_error: BaseException, reason: str) -> None:
+        super().__init__(sdk_error)
+        self.reason = reason
+
+
+def as_raised(error: BaseException) -> BaseException:
+    """The exception as the SDK raised it (`error` itself when it is not an SdkError)."""
+    return error.sdk_error if isinstance(error, SdkError) else error
 
 
 @dataclass(frozen=True)
@@ -47,31 +92,15 @@ def describe_failure(
 ) -> Failure:
     """Explain `error`, raised while the driver was in `phase`; `connected` is False
     once the SDK has seen its connection to the sidecar close."""
-    code = getattr(error, "code", None)
-    text = " ".join(str(error).split()) or type(error).__name__
+    raised = as_raised(error)
+    text = " ".join(str(raised).split()) or type(raised).__name__
     own_kind = getattr(error, "failure_kind", None)
     if isinstance(own_kind, DriverErrorKind):  # the driver's own errors say what they are
         return Failure(own_kind, text)
-    if code == AUTHENTICATION_FAILED:
-        return Failure(
-            DriverErrorKind.AUTH_FAILED,
-            f"the Copilot sidecar at {sdk_uri} rejected the connection token "
-            "(AUTHENTICATION_FAILED): COPILOT_CONNECTION_TOKEN must be the value the "
-            "harness gave the sidecar for this run",
-        )
-    if code == AUTHENTICATION_NOT_CONFIGURED:
-        return Failure(
-            DriverErrorKind.AUTH_NOT_CONFIGURED,
-            f"the Copilot sidecar at {sdk_uri} was started without a connection token "
-            "(AUTHENTICATION_NOT_CONFIGURED): start it with COPILOT_CONNECTION_TOKEN set",
-        )
-    if code == AUTHENTICATION_REQUIRED:
-        return Failure(
-            DriverErrorKind.AUTH_REQUIRED,
-            f"the Copilot sidecar at {sdk_uri} requires authentication (AUTHENTICATION_REQUIRED)",
-        )
+    if isinstance(error, SidecarAuthError):
+        return _authentication(error.code, sdk_uri)
     if phase == Phase.CONNECT:
-        if "Connection refused" in text or "Errno 111" in text:
+        if isinstance(error, SidecarRefusedError):
             return Failure(
                 DriverErrorKind.SIDECAR_UNREACHABLE,
                 f"cannot reach the Copilot sidecar at {sdk_uri}: connection refused; "
@@ -87,17 +116,9 @@ def describe_failure(
             DriverErrorKind.SIDECAR_UNREACHABLE,
             f"cannot connect to the Copilot sidecar at {sdk_uri}: {text}",
         )
-    if text.startswith("Session error:"):
-        return Failure(
-            DriverErrorKind.SESSION_ERROR,
-            f"the session failed: {text.removeprefix('Session error:').strip()}",
-        )
-    if (
-        not connected
-        or "closed before response completed" in text
-        or "Client not connected" in text
-        or type(error).__name__ == "ProcessExitedError"
-    ):
+    if isinstance(error, SessionFailedError):
+        return Failure(DriverErrorKind.SESSION_ERROR, f"the session failed: {error.reason}")
+    if not connected or isinstance(error, SidecarDisconnectedError):
         return Failure(
             DriverErrorKind.SIDECAR_LOST,
             f"the connection to the Copilot sidecar at {sdk_uri} was lost during {phase}: {text}",
@@ -109,7 +130,27 @@ def describe_failure(
         )
     return Failure(
         DriverErrorKind.UNEXPECTED,
-        f"unexpected error during {phase}: {type(error).__name__}: {text}",
+        f"unexpected error during {phase}: {type(raised).__name__}: {text}",
+    )
+
+
+def _authentication(code: int, sdk_uri: str) -> Failure:
+    if code == AUTHENTICATION_FAILED:
+        return Failure(
+            DriverErrorKind.AUTH_FAILED,
+            f"the Copilot sidecar at {sdk_uri} rejected the connection token "
+            "(AUTHENTICATION_FAILED): COPILOT_CONNECTION_TOKEN must be the value the "
+            "harness gave the sidecar for this run",
+        )
+    if code == AUTHENTICATION_NOT_CONFIGURED:
+        return Failure(
+            DriverErrorKind.AUTH_NOT_CONFIGURED,
+            f"the Copilot sidecar at {sdk_uri} was started without a connection token "
+            "(AUTHENTICATION_NOT_CONFIGURED): start it with COPILOT_CONNECTION_TOKEN set",
+        )
+    return Failure(
+        DriverErrorKind.AUTH_REQUIRED,
+        f"the Copilot sidecar at {sdk_uri} requires authentication (AUTHENTICATION_REQUIRED)",
     )
 
 

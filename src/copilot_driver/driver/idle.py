@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from copilot_driver.driver import sdk
+
 
 class AnswerWatch:
     def __init__(self, idle_s: float) -> None:
@@ -26,7 +28,7 @@ class AnswerWatch:
     def observe(self, event: Any) -> None:
         """The SDK's event handler (on the event loop); never raises."""
         try:
-            self._take(getattr(event.type, "value", event.type), event.data)
+            self._take(sdk.event_type(event), event.data)
             self._restart_timer()
         except Exception:  # noqa: S110 - a watchdog that cannot read an event just waits
             pass

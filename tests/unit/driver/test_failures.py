@@ -1,6 +1,9 @@
-"""describe_failure: one actionable sentence per SDK failure."""
+"""describe_failure: one actionable sentence per SDK failure, as the SDK boundary
+(sdk.py) hands the failure over."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from copilot._jsonrpc import JsonRpcError, ProcessExitedError
@@ -9,20 +12,19 @@ from copilot_driver.driver.failures import (
     AUTHENTICATION_FAILED,
     AUTHENTICATION_NOT_CONFIGURED,
     AUTHENTICATION_REQUIRED,
+    Failure,
     Phase,
-    describe_failure,
 )
+from copilot_driver.driver.failures import describe_failure as describe_mapped
+from copilot_driver.driver.sdk import sdk_failure
 
 URI = "127.0.0.1:4321"
 REFUSED = "Failed to connect to CLI server at h:1: [Errno 111] Connection refused"
 
 
-class CodedError(Exception):
-    """Any exception with a JSON-RPC style `code` attribute (duck typing)."""
-
-    def __init__(self, code: int, message: str = "rpc failure") -> None:
-        super().__init__(message)
-        self.code = code
+def describe_failure(error: BaseException, **where: Any) -> Failure:
+    """What the SDK raised, mapped at the boundary, then described."""
+    return describe_mapped(sdk_failure(error), **where)
 
 
 def test_auth_codes_are_the_cli_handshake_codes() -> None:
@@ -33,14 +35,16 @@ def test_auth_codes_are_the_cli_handshake_codes() -> None:
 
 @pytest.mark.parametrize("phase", [Phase.CONNECT, Phase.SESSION_CREATION, Phase.TURN])
 def test_code_32002_is_auth_failed(phase: Phase) -> None:
-    failure = describe_failure(CodedError(-32002), phase=phase, sdk_uri=URI)
+    failure = describe_failure(JsonRpcError(-32002, "rpc failure"), phase=phase, sdk_uri=URI)
     assert failure.kind == "auth_failed"
     assert URI in failure.message
     assert "COPILOT_CONNECTION_TOKEN" in failure.message
 
 
 def test_code_32003_is_auth_not_configured() -> None:
-    failure = describe_failure(CodedError(-32003), phase=Phase.CONNECT, sdk_uri=URI)
+    failure = describe_failure(
+        JsonRpcError(-32003, "rpc failure"), phase=Phase.CONNECT, sdk_uri=URI
+    )
     assert failure.kind == "auth_not_configured"
     assert URI in failure.message
 

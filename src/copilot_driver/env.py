@@ -329,8 +329,6 @@ the harness takes all of them out of the driver's environment."""
 ADAPTER_SECRETS = (*PLATFORM_TOKENS, PROVIDER_API_KEY.name, "CODEX_API_KEY", "OPENAI_API_KEY")
 """What the agent adapters mask in everything they print."""
 
-TIMEOUT_MINUTES = HARNESS_TIMEOUT_MINUTES.name
-
 
 def in_github_actions(env: Mapping[str, str]) -> bool:
     """GITHUB_ACTIONS=true (as the runner sets it): annotations, outputs, secrets advice."""

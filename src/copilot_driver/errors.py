@@ -35,6 +35,7 @@ CopilotDriverError
 ├── the harness: what stops it before or around the driver
 │   ├── SidecarError (RuntimeError)   copilot_driver.harness.sidecar
 │   │   └── SidecarStartStoppedError  copilot_driver.harness.sidecar
+│   ├── DriverStartError (RuntimeError)  copilot_driver.harness.driver_process
 │   └── SandboxError (RuntimeError)   copilot_driver.harness.sandbox.launch
 ├── the adapters
 │   ├── AgentError                    copilot_driver.adapters.core.errors

@@ -11,6 +11,8 @@ import json
 import sys
 from typing import Any
 
+from copilot_driver.errors import CopilotDriverError
+
 _EXPECTING_A_KEY = "Expecting property name enclosed in double quotes"
 _JSON_PROBLEMS = {
     "Expecting value": "expected a value",
@@ -25,7 +27,7 @@ _JSON_PROBLEMS = {
 """The json module's messages, said in plain words."""
 
 
-class JsonInputError(ValueError):
+class JsonInputError(CopilotDriverError, ValueError):
     """JSON that parses but cannot be taken as written; the message says what, phrased to
     follow the variable's name ("has the key ... twice")."""
 

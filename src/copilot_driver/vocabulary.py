@@ -89,6 +89,7 @@ class LogEvent(StrEnum):
     written at every log level."""
 
     COMPATIBILITY = "compatibility"
+    COMPATIBILITY_UNKNOWN = "compatibility.unknown"
     CONFIG_FALLBACK = "config.fallback"
     PERMISSIONS_CONFIG = "permissions.config"
     PERMISSIONS_UNUSABLE_RULE = "permissions.unusable_rule"

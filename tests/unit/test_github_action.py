@@ -25,7 +25,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from copilot_driver import env as contract
+from copilot_driver import env as variables
 from copilot_driver.action_inputs.harness_args import harness_arguments, read_sandbox
 from copilot_driver.action_inputs.names import INPUT_VARIABLES, InputError
 from copilot_driver.action_inputs.policy import build_policy
@@ -131,18 +131,18 @@ def test_every_output_is_the_harness_steps_output_of_the_same_name() -> None:
 def test_the_harness_step_sets_the_variables_the_driver_reads() -> None:
     harness = step("harness")
     env = harness["env"]
-    assert env[contract.PROMPT.name] == "${{ steps.prompt.outputs.file }}"
-    assert env[contract.PERMISSIONS.name] == "${{ steps.policy.outputs.permissions }}"
-    assert env[contract.SESSION_STATE_BASE_DIR.name].startswith("${{ steps.prompt.outputs.run-dir")
+    assert env[variables.PROMPT.name] == "${{ steps.prompt.outputs.file }}"
+    assert env[variables.PERMISSIONS.name] == "${{ steps.policy.outputs.permissions }}"
+    assert env[variables.SESSION_STATE_BASE_DIR.name].startswith("${{ steps.prompt.outputs.run-dir")
     script = harness["run"]
     assert env["HARNESS_ARGS"] == "${{ steps.policy.outputs.harness-args }}"
     assert '"$HARNESS" "${harness_args[@]}"' in script
     for variable in (
         "COPILOT_GITHUB_TOKEN",
-        contract.MODEL.name,
-        contract.TIMEOUT_MINUTES,
-        contract.MAX_TOOL_DENIALS.name,
-        contract.WORKSPACE.name,
+        variables.MODEL.name,
+        variables.HARNESS_TIMEOUT_MINUTES.name,
+        variables.MAX_TOOL_DENIALS.name,
+        variables.WORKSPACE.name,
     ):
         assert f"export {variable}" in script, variable
 

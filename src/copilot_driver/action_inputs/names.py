@@ -3,6 +3,8 @@ InputError, whose message names the input and shows a valid value. Pure."""
 
 from __future__ import annotations
 
+from copilot_driver.errors import CopilotDriverError
+
 ALLOWED_TOOLS = "allowed-tools"
 DENIED_TOOLS = "denied-tools"
 ALLOW_ALL = "allow-all"
@@ -37,7 +39,7 @@ SHOWN_CHARS = 60
 """How much of a value an error message quotes."""
 
 
-class InputError(ValueError):
+class InputError(CopilotDriverError, ValueError):
     """An action input that cannot be read; the message names the input and the fix."""
 
 

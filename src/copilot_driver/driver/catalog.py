@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from copilot_driver.env import PROVIDER_CATALOG
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.json_input import json_object
 
 PROVIDER_TYPES = ("openai", "azure", "anthropic")
@@ -34,7 +35,7 @@ EXAMPLE = (
 """A complete catalog, shown when the given one is not JSON or not an object."""
 
 
-class CatalogError(ValueError):
+class CatalogError(CopilotDriverError, ValueError):
     """The catalog cannot be used, or cannot serve the model; the message says why."""
 
 

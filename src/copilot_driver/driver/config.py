@@ -45,6 +45,7 @@ from copilot_driver.env import (
     session_state_base_dir,
     value_of,
 )
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.inputs import resolve_policy
 from copilot_driver.permissions.tool_contract import ToolContract
@@ -59,7 +60,7 @@ from copilot_driver.variable import (
 )
 
 
-class ConfigError(Exception):
+class ConfigError(CopilotDriverError):
     """The configuration cannot be used; `problems` holds one line per issue."""
 
     def __init__(self, problems: list[str]) -> None:

@@ -51,6 +51,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from copilot_driver.driver.config import DriverConfig
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.vocabulary import DriverErrorKind
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ READY_WAIT_S = 600.0
 """A backstop: the harness ends the pipe (a line, or end of file) within its ready timeout."""
 
 
-class SidecarNotReadyError(RuntimeError):
+class SidecarNotReadyError(CopilotDriverError, RuntimeError):
     """The harness's ready pipe ended without a line: its sidecar did not start."""
 
     failure_kind = DriverErrorKind.SIDECAR_UNREACHABLE

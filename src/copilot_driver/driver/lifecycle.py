@@ -54,14 +54,12 @@ from copilot_driver.driver.sink import EventsSink
 from copilot_driver.driver.startup import log_start, session_options
 from copilot_driver.driver.stop import SidecarLostError, StopRequestedError, StopRequests
 from copilot_driver.driver.tasks import StepAbandonedError, bounded, first_of, run_to_the_end
+from copilot_driver.env import IDLE_MS
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.policy import Policy
 from copilot_driver.redaction import Redactor
 from copilot_driver.vocabulary import LogEvent, RunResult
-
-COMPATIBILITY_UNKNOWN = "compatibility.unknown"
-"""The debug entry when the sidecar did not say its CLI version (not a LogEvent yet)."""
 
 START_TIMEOUT_S = 4.0
 """Connecting and the `connect` handshake. A local sidecar answers in
@@ -183,7 +181,7 @@ class Lifecycle:
         try:
             return await client.cli_version()
         except Exception as error:  # an unknown version is no reason to stop
-            self.log.debug(COMPATIBILITY_UNKNOWN, f"no Copilot CLI version: {error!r}")
+            self.log.debug(LogEvent.COMPATIBILITY_UNKNOWN, f"no Copilot CLI version: {error!r}")
             return None
 
     async def _check_versions(self, cli_version: asyncio.Future[str | None]) -> None:
@@ -225,7 +223,7 @@ class Lifecycle:
             self.log.warning(
                 LogEvent.SESSION_IDLE_TIMEOUT,
                 f"the session answered but did not go idle within {self.config.idle_ms} ms "
-                "(GH_AW_SDK_IDLE_MS); ending it with its answer",
+                f"({IDLE_MS.name}); ending it with its answer",
             )
             return reply
         self._turn_open = False

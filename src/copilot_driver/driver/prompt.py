@@ -13,9 +13,10 @@ from pathlib import Path
 
 from copilot_driver.driver.quoting import PATH_CHARS, Quote, shorten
 from copilot_driver.env import PROMPT
+from copilot_driver.errors import CopilotDriverError
 
 
-class PromptError(Exception):
+class PromptError(CopilotDriverError):
     """The prompt file cannot be used; the message says why and what to do."""
 
 

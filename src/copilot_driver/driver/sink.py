@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from copilot_driver.env import SESSION_STATE_BASE_DIR
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.records import (
     TOOL_EXECUTION_COMPLETE,
     TOOL_EXECUTION_START,
@@ -54,7 +55,7 @@ _PATH_CHARS = 300
 _STOP = object()
 
 
-class EventsFileError(OSError):
+class EventsFileError(CopilotDriverError, OSError):
     """The events file cannot be created; `failure_kind` names it for the log."""
 
     failure_kind = DriverErrorKind.EVENTS_UNWRITABLE

@@ -13,11 +13,12 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from copilot_driver.env import MAX_TOOL_DENIALS
+from copilot_driver.errors import CopilotDriverError
 
 T = TypeVar("T")
 
 
-class StopRequestedError(Exception):
+class StopRequestedError(CopilotDriverError):
     """The run must stop now; raised by the step that was under way."""
 
 

@@ -12,12 +12,14 @@ import asyncio
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
+from copilot_driver.errors import CopilotDriverError
+
 T = TypeVar("T")
 
 _FUTURE_COMPLETIONS = frozenset({"set_result", "set_exception"})
 
 
-class StepAbandonedError(Exception):
+class StepAbandonedError(CopilotDriverError):
     """The step did not finish within its deadline; it was cancelled and left behind."""
 
 

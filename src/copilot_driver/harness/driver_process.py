@@ -25,6 +25,7 @@ from typing import IO
 
 from copilot_driver import processes
 from copilot_driver.env import SDK_READY_FD
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.exit_codes import ExitCode, from_returncode
 from copilot_driver.harness.environment import driver_environment
 from copilot_driver.harness.sidecar import Sidecar
@@ -38,7 +39,7 @@ ABANDONED_DRIVER_GRACE_S = 10.0
 """A driver told that its sidecar never started exits at once; this is the backstop."""
 
 
-class DriverStartError(RuntimeError):
+class DriverStartError(CopilotDriverError, RuntimeError):
     """The driver command could not be started."""
 
 

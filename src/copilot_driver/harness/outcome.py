@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from copilot_driver import env as contract
+from copilot_driver import env
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.credentials import (
     ACCEPTED_TOKENS,
@@ -42,7 +42,7 @@ _BY_KIND: dict[str, Explanation] = {
     HarnessErrorKind.SIDECAR_START_FAILED: Explanation(
         "The Copilot CLI sidecar could not start",
         "check the CLI's last output above, its version (`copilot --version`), and "
-        f"{contract.SERVER_ARGS.name}",
+        f"{env.SERVER_ARGS.name}",
     ),
     HarnessErrorKind.SIDECAR_DIED: Explanation(
         "The Copilot CLI sidecar died during the run",
@@ -54,7 +54,7 @@ _BY_KIND: dict[str, Explanation] = {
     DriverErrorKind.TOOL_DENIALS_EXCEEDED: Explanation(
         "Stopped: too many tool denials",
         "allow the tools the task needs (the step summary names the rule for each denial), "
-        f"or raise {contract.MAX_TOOL_DENIALS.name}",
+        f"or raise {env.MAX_TOOL_DENIALS.name}",
     ),
     DriverErrorKind.TOOL_CALL_BUDGET_EXCEEDED: Explanation(
         "Stopped: the model kept calling tools past the tool-call budget",
@@ -62,7 +62,7 @@ _BY_KIND: dict[str, Explanation] = {
     ),
     DriverErrorKind.SEND_TIMEOUT: Explanation(
         "The session timed out",
-        f"raise {contract.SEND_TIMEOUT_MS.name} (or the job's timeout-minutes), or narrow "
+        f"raise {env.SEND_TIMEOUT_MS.name} (or the job's timeout-minutes), or narrow "
         "the prompt's task",
     ),
     DriverErrorKind.INTERRUPTED: Explanation(
@@ -73,7 +73,7 @@ _BY_KIND: dict[str, Explanation] = {
     ),
     DriverErrorKind.EVENTS_UNWRITABLE: Explanation(
         "The events file could not be written",
-        f"make {contract.SESSION_STATE_BASE_DIR.name} a writable folder with free space",
+        f"make {env.SESSION_STATE_BASE_DIR.name} a writable folder with free space",
     ),
 }
 
@@ -126,13 +126,13 @@ def explain(
 
 def _no_usable_token(tokens: Tokens | None) -> Explanation:
     """The CLI had no GitHub login it could use: say what is known of the environment's."""
-    names = " or ".join(contract.PLATFORM_TOKENS)
+    names = " or ".join(env.PLATFORM_TOKENS)
     if tokens is None:
         return Explanation(
             "No credential for the Copilot CLI",
             f"if {names} is set, the Copilot CLI refused it (a classic token, an expired or "
             "revoked one, an account without Copilot access) or could not reach GitHub; if "
-            f"none is set, set {contract.PLATFORM_TOKENS[0]}; {ACCEPTED_TOKENS}",
+            f"none is set, set {env.PLATFORM_TOKENS[0]}; {ACCEPTED_TOKENS}",
         )
     if not tokens.present:
         return Explanation(

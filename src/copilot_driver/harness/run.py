@@ -30,7 +30,7 @@ from types import FrameType
 from typing import IO
 
 from copilot_driver import workflow_commands
-from copilot_driver.env import TIMEOUT_MINUTES, in_github_actions
+from copilot_driver.env import CI, HARNESS_TIMEOUT_MINUTES, in_github_actions
 from copilot_driver.exit_codes import ExitCode, for_signal
 from copilot_driver.harness.console import Console
 from copilot_driver.harness.driver_process import (
@@ -79,7 +79,7 @@ class Harness:
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.in_actions = in_github_actions(env)
-        interactive = self.stderr.isatty() and env.get("CI", "").lower() != "true"
+        interactive = self.stderr.isatty() and env.get(CI.name, "").lower() != "true"
         self.status = StatusLine(self.stderr, enabled=interactive)
         self.console = Console(self.status, in_actions=self.in_actions)
         self.attempts: list[Attempt] = []
@@ -267,7 +267,7 @@ class Harness:
     def _seconds_left(self) -> float | None:
         """Until the workflow's timeout (GH_AW_TIMEOUT_MINUTES), if one is set."""
         try:
-            minutes = float(self.env.get(TIMEOUT_MINUTES, ""))
+            minutes = float(self.env.get(HARNESS_TIMEOUT_MINUTES.name, ""))
         except ValueError:
             return None
         if not 0 < minutes < 10**6:

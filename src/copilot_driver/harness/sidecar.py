@@ -29,6 +29,8 @@ from typing import IO, TypedDict, Unpack
 
 from copilot_driver import processes
 from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
+from copilot_driver.env import COPILOT_CLI_PATH
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.harness.sandbox.launch import Sandbox
 from copilot_driver.redaction import Redactor
 
@@ -44,7 +46,7 @@ _READY_LINE = re.compile(r"listening on port (\d+)")
 _TAIL_LINES = 40
 
 
-class SidecarError(RuntimeError):
+class SidecarError(CopilotDriverError, RuntimeError):
     """The sidecar could not be found or did not become ready."""
 
 
@@ -62,7 +64,10 @@ def locate_copilot_cli(
     # A path the user named must be right: never silently run another binary.
     for given, named in (
         (f"--copilot {explicit}", explicit),
-        (f"COPILOT_CLI_PATH={env.get('COPILOT_CLI_PATH')}", env.get("COPILOT_CLI_PATH")),
+        (
+            f"{COPILOT_CLI_PATH.name}={env.get(COPILOT_CLI_PATH.name)}",
+            env.get(COPILOT_CLI_PATH.name),
+        ),
     ):
         if named:
             problem = _binary_problem(Path(named))
@@ -122,10 +127,10 @@ def _is_executable(path: Path) -> bool:
 
 def _no_cli_found(provisioned: Path | None) -> str:
     """Every place looked in, then what to install; `make setup` only in a source checkout."""
-    tried = ["no --copilot", "no COPILOT_CLI_PATH", "no `copilot` on PATH"]
+    tried = ["no --copilot", f"no {COPILOT_CLI_PATH.name}", "no `copilot` on PATH"]
     fix = (
         f"{_INSTALL_ADVICE}, or give the path of a `copilot` binary with --copilot PATH or "
-        "COPILOT_CLI_PATH"
+        f"{COPILOT_CLI_PATH.name}"
     )
     if provisioned is not None:
         tried.insert(2, f"nothing runnable at {provisioned}")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from copilot_driver.errors import CopilotDriverError
+
 MAX_LINE_CHARS = 64 * 1024
 MAX_COMMANDS = 100
 MAX_WORDS = 2048
@@ -96,7 +98,7 @@ DIGITS = frozenset("0123456789")
 """What a descriptor is written with: ASCII digits only."""
 
 
-class ShellParseError(ValueError):
+class ShellParseError(CopilotDriverError, ValueError):
     """The command is outside the literal subset (always denied unless `shell` is allowed)."""
 
 

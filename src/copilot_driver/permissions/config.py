@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from copilot_driver.env import PERMISSIONS, SERVER_ARGS
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.json_input import (
     JsonInputError,
     json_syntax_problem,
@@ -146,7 +147,7 @@ def parse_explicit(raw: str) -> PermissionConfig:
     )
 
 
-class ServerArgsError(ValueError):
+class ServerArgsError(CopilotDriverError, ValueError):
     """GH_AW_COPILOT_SDK_SERVER_ARGS is set but unreadable; the message names the fix."""
 
 

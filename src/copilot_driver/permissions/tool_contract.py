@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from copilot_driver.env import TOOL_CONFIG
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.json_input import json_object
 
 CAPABILITIES = ("bash", "edit", "webFetch", "webSearch", "mcp", "cliProxy")
@@ -80,7 +81,7 @@ EXAMPLE = (
 """A complete version-1 contract, shown when the given one is not JSON or not an object."""
 
 
-class ToolContractError(ValueError):
+class ToolContractError(CopilotDriverError, ValueError):
     """The contract cannot be used; the message says what is wrong and what to do."""
 
 

@@ -42,7 +42,7 @@ from copilot_driver.adapters.core.ssh import ssh_argv
 from copilot_driver.adapters.core.tools import ToolRegistry
 from copilot_driver.adapters.core.turn import SESSION_STOPPED, TurnAdapter, cancelled, emit
 from copilot_driver.adapters.core.workspace import place_agent
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 

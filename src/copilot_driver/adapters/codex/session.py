@@ -15,7 +15,7 @@ from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.jsonrpc import ConnectionClosedError, JsonRpcConnection
 from copilot_driver.adapters.core.process import AgentProcess
 from copilot_driver.adapters.core.session import EventCallback, Session
-from copilot_driver.error_kinds import AdapterErrorKind
+from copilot_driver.vocabulary import AdapterErrorKind
 
 
 @dataclass

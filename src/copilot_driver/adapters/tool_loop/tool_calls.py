@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from copilot_driver.errors import CopilotDriverError
+
 NOTE_RESERVE = 160
 """Room kept for a truncation note, so a cut result still fits its limit."""
 
@@ -25,7 +27,7 @@ class ToolOutcome:
     """The project-relative path of a file this call wrote, if any."""
 
 
-class ToolError(Exception):
+class ToolError(CopilotDriverError):
     """Raised inside a tool; becomes an error result for the model."""
 
 

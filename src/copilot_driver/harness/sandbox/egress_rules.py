@@ -25,6 +25,7 @@ from copilot_driver.env import (
     PROVIDER_BASE_URL,
     PROVIDER_CATALOG,
 )
+from copilot_driver.errors import CopilotDriverError
 
 WEB_PORTS = (80, 443)
 COPILOT_API_HOSTS = (
@@ -42,7 +43,7 @@ _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
 _NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
 
 
-class EgressRuleError(ValueError):
+class EgressRuleError(CopilotDriverError, ValueError):
     """An `--allow-domain` value that is not a host or host:port."""
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from copilot_driver.errors import CopilotDriverError
 from copilot_driver.harness.sandbox import inside
 from copilot_driver.harness.sandbox.cli_copy import (
     cli_package_cache,
@@ -62,7 +63,7 @@ OFF_FIX = (
 )
 
 
-class SandboxError(RuntimeError):
+class SandboxError(CopilotDriverError, RuntimeError):
     """The sandbox cannot be set up here; the message names the fix."""
 
 

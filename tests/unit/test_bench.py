@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from copilot_driver.testing.fixtures import DriverRunner
+from copilot_driver.testing.fixtures import DriverRunner, missing_component
 
 BENCH = Path(__file__).parents[2] / "benchmarks" / "bench.py"
 
@@ -119,6 +120,8 @@ def test_targets_are_checked_against_their_bounds() -> None:
         "harness": {"whole_to_sequential": 0.93, "sandboxed_to_off": 1.04},
         "sidecar_memory": {"sandboxed_to_off": 1.12},
         "version_check": {"check_to_create": 1.2},
+        "node_reference": {"ratio": 1.4, "note": "ours 630 ms / Node 450 ms"},
+        "sdk_loading": {"import": {"lazy_to_eager": None, "note": "lazy loader not available"}},
     }
     checked = bench._check_targets(results)
     assert checked["plain_wall_ms"]["met"]
@@ -136,3 +139,186 @@ def test_targets_are_checked_against_their_bounds() -> None:
     assert checked["harness_sandboxed_to_off"]["met"]
     assert not checked["sidecar_memory_sandboxed_to_off"]["met"]
     assert not checked["version_check_to_session_create"]["met"]
+    assert checked["plain_to_node_reference"]["met"]
+    assert checked["plain_to_node_reference"]["note"] == "ours 630 ms / Node 450 ms"
+    assert checked["import_lazy_to_eager"]["met"] is None
+    results["node_reference"]["ratio"] = 1.6
+    results["sdk_loading"]["import"]["lazy_to_eager"] = 0.55
+    checked = bench._check_targets(results)
+    assert not checked["plain_to_node_reference"]["met"]
+    assert checked["import_lazy_to_eager"]["met"]
+
+
+def test_a_target_not_measured_says_why_in_its_row() -> None:
+    bench = _bench()
+    row = bench._target_row(
+        "plain_to_node_reference",
+        {"value": None, "target": "<= 1.5", "met": None, "note": "node is not on PATH"},
+    )
+    assert row == "| plain_to_node_reference | not measured: node is not on PATH | <= 1.5 | - |"
+    row = bench._target_row(
+        "import_lazy_to_eager",
+        {"value": 0.5, "target": "< 1", "met": True, "note": "lazy 400 ms / eager 800 ms"},
+    )
+    assert row == "| import_lazy_to_eager | 0.50 (lazy 400 ms / eager 800 ms) | < 1 | yes |"
+
+
+# --- the Node reference --------------------------------------------------------------
+
+
+def test_the_node_reference_gets_the_catalog_gh_aws_harness_builds() -> None:
+    """The variables gh-aw's harness adds for its driver (seen in a real harness run):
+    one `copilot` provider at the model's origin, the model as `copilot/<id>`."""
+    bench = _bench()
+    env = bench.node_reference_env(Path("/opt/node_modules"), "http://127.0.0.1:4321/v1")
+    assert env["NODE_PATH"] == "/opt/node_modules"
+    assert env["COPILOT_MODEL"] == "copilot/gpt-4.1"
+    assert json.loads(env["GH_AW_COPILOT_SDK_MULTI_PROVIDER_JSON"]) == {
+        "model": "gpt-4.1",
+        "providers": [
+            {
+                "name": "copilot",
+                "type": "openai",
+                "baseUrl": "http://127.0.0.1:4321",
+                "wireApi": "completions",
+            }
+        ],
+        "models": [{"id": "gpt-4.1", "provider": "copilot"}],
+    }
+
+
+def test_a_missing_node_or_node_sdk_is_reported_with_its_fix(tmp_path: Path) -> None:
+    bench = _bench()
+    with pytest.raises(bench.NodeReferenceMissingError, match=r"node is not on PATH.*make setup"):
+        bench.locate_node_reference({"PATH": str(tmp_path)})
+    node = tmp_path / "bin" / "node"
+    node.parent.mkdir()
+    node.write_text("#!/bin/sh\n")
+    node.chmod(0o755)
+    environ = {"PATH": str(node.parent), "GH_AW_NODE_MODULES": str(tmp_path / "empty")}
+    with pytest.raises(bench.NodeReferenceMissingError, match=r"copilot-sdk.*`make setup`"):
+        bench.locate_node_reference(environ)
+    package = tmp_path / "modules" / "@github" / "copilot-sdk" / "package.json"
+    package.parent.mkdir(parents=True)
+    package.write_text('{"version": "1.0.14"}')
+    environ["GH_AW_NODE_MODULES"] = str(tmp_path / "modules")
+    assert bench.locate_node_reference(environ) == (str(node), tmp_path / "modules")
+
+
+def test_without_node_the_drivers_are_ours_and_the_reference_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = _bench()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    loader = bench.LoaderStatus(available=True, lazy=True, reason="cache verified")
+    drivers, about = bench._drivers(["node ref/driver.cjs"], "http://127.0.0.1:1/v1", loader)
+    assert list(drivers) == [bench.OURS, bench.OURS_EAGER, "node ref/driver.cjs"]
+    assert drivers[bench.OURS_EAGER].env == {"COPILOT_DRIVER_SDK_LOADING": "eager"}
+    assert drivers["node ref/driver.cjs"].argv == ["node", "ref/driver.cjs"]
+    assert not drivers["node ref/driver.cjs"].checks_reply
+    assert about["measured"] is False
+    assert "node is not on PATH" in about["reason"]
+    reference = bench._reference_entry(about, {})
+    assert reference["ratio"] is None
+    assert bench._reference_line(reference).startswith(
+        f"Node reference (`{bench.NODE_REFERENCE}`) not measured: node is not on PATH"
+    )
+    absent = bench.LoaderStatus(available=False, lazy=False, reason="No module named x")
+    drivers, _ = bench._drivers([], "http://127.0.0.1:1/v1", absent)
+    assert list(drivers) == [bench.OURS]
+
+
+def test_the_ratio_to_the_reference_is_of_medians_and_needs_a_successful_reference() -> None:
+    bench = _bench()
+
+    def turn(median: float, failures: int = 0) -> dict[str, Any]:
+        return {"wall_ms": {"median": median, "n": 4}, "failures": failures}
+
+    ratio, note = bench.reference_ratio(turn(900), turn(450))
+    assert ratio == 2.0
+    assert note == "ours 900 ms / Node 450 ms"
+    ratio, note = bench.reference_ratio(turn(900), turn(450, failures=1))
+    assert ratio == 2.0
+    assert note.endswith("1 of its 4 runs failed")
+    ratio, note = bench.reference_ratio(turn(900), turn(30, failures=4))
+    assert ratio is None
+    assert "every one" in note
+
+
+def test_a_run_fails_on_its_exit_code_or_without_the_models_reply() -> None:
+    bench = _bench()
+    checked = bench.Driver(["node", "driver.cjs"], checks_reply=True)
+    unchecked = bench.Driver(["my-driver"])
+    node_log = '{"type":"assistant.message","data":{"content":"Hello from the scripted model."}}'
+    good = {"exit_code": 0, "stdout": "", "stderr": node_log}
+    silent = {"exit_code": 0, "stdout": "", "stderr": "session completed"}
+    assert not bench.run_failed(good, checked, bench.PLAIN_REPLY)
+    assert bench.run_failed(silent, checked, bench.PLAIN_REPLY)
+    assert not bench.run_failed(silent, unchecked, bench.PLAIN_REPLY)
+    assert bench.run_failed({**good, "exit_code": 1}, checked, bench.PLAIN_REPLY)
+    assert bench.run_failed({**silent, "exit_code": 2}, unchecked, bench.PLAIN_REPLY)
+
+
+@pytest.mark.e2e
+def test_the_node_reference_runs_a_plain_turn_on_the_real_sidecar(driver: DriverRunner) -> None:
+    bench = _bench()
+    try:
+        _, modules = bench.locate_node_reference(os.environ)
+    except bench.NodeReferenceMissingError as error:
+        missing_component("gh-aw's Node driver (node and its Node SDK)", error)
+    driver.model.script = bench.SCRIPT
+    reference, about = bench.node_reference(driver.model.base_url)
+    assert reference is not None, about
+    env = {**driver.environment("say hello"), **reference.env}
+    result = bench._run(reference.argv, env)
+    assert not bench.run_failed(result, reference, bench.PLAIN_REPLY), result["stderr"][-3000:]
+    assert about["sdk"] == json.loads((modules / bench.NODE_SDK_PACKAGE).read_text())["version"]
+
+
+# --- the lazy loader -------------------------------------------------------------------
+
+
+def test_the_loader_status_names_why_the_import_is_not_lazy() -> None:
+    bench = _bench()
+    missing = bench.parse_loader_status(
+        1, "", "Traceback ...\nModuleNotFoundError: No module named 'copilot_driver.sdk_loading'\n"
+    )
+    assert not missing.available
+    assert missing.describe() == (
+        "lazy loader not available: "
+        "ModuleNotFoundError: No module named 'copilot_driver.sdk_loading'"
+    )
+    lazy = bench.parse_loader_status(0, '{"lazy": true, "reason": "cache verified"}\n', "")
+    assert (lazy.available, lazy.lazy) == (True, True)
+    no_cache = bench.parse_loader_status(0, '{"lazy": false, "reason": "no cache"}\n', "")
+    assert (no_cache.available, no_cache.lazy) == (True, False)
+    assert no_cache.describe() == (
+        "lazy loader not lazy here: no cache "
+        "(`python -m copilot_driver.sdk_loading build` builds its cache)"
+    )
+    told = bench.parse_loader_status(
+        0, '{"lazy": false, "reason": "run `python -m copilot_driver.sdk_loading build`"}', ""
+    )
+    assert told.describe().endswith("run `python -m copilot_driver.sdk_loading build`")
+    assert not bench.parse_loader_status(0, "garbage", "").available
+
+
+def test_the_import_benchmark_without_the_loader_times_the_eager_import_only() -> None:
+    bench = _bench()
+    absent = bench.LoaderStatus(available=False, lazy=False, reason="No module named x")
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    result = bench.bench_sdk_import(env, absent, runs=1, warmup=0)
+    assert result["eager_ms"]["n"] == 1
+    assert result["lazy_ms"] is None
+    assert result["lazy_to_eager"] is None
+    assert result["note"] == "lazy loader not available: No module named x"
+
+
+def test_the_sdk_loading_each_run_logged_is_collected() -> None:
+    bench = _bench()
+    runs = [
+        {"stderr": 'not json "sdkLoading"\n' + json.dumps({"sdkLoading": "lazy"})},
+        {"stderr": json.dumps({"event": "x", "sdkLoading": {"lazy": False, "reason": "r"}})},
+        {"stderr": json.dumps({"event": "connection.start"})},
+    ]
+    assert bench.logged_sdk_loading(runs) == ["lazy", '{"lazy": false, "reason": "r"}']

@@ -108,6 +108,10 @@ def _validate_and_run(args: list[str]) -> int:
             _error(redactor.text(problem))
         return int(ExitCode.CONFIG)
 
+    # The SDK's generated modules lazily where verified (else as usual), then the SDK.
+    from copilot_driver.sdk_loading import install
+
+    install(config.sdk_loading)
     from copilot_driver.driver.lifecycle import run_driver  # loads the SDK: only now
 
     return run_driver(config)

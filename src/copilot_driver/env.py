@@ -186,6 +186,19 @@ IDLE_MS = Variable(
     limit=MAX_SEND_TIMEOUT_MS,
     unit="milliseconds",
 )
+SDK_LOADING = Variable(
+    "COPILOT_DRIVER_SDK_LOADING",
+    "auto|eager (default auto): lazy loading of the SDK's generated modules",
+    "`auto` (default): the SDK's generated modules are built on first use where this "
+    "exact SDK release was verified and its cache built (`python -m "
+    "copilot_driver.sdk_loading build`), else imported as usual; `eager`: always imported "
+    "as usual. Anything else means `eager`, with a warning. The choice and its reason are "
+    "in the `connection.start` entry (`sdkLoading`, `sdkLoadingReason`)",
+    kind="choice",
+    default="auto",
+    choices=("auto", "eager"),
+    unreadable="eager",
+)
 GITHUB_ACTIONS = Variable(
     "GITHUB_ACTIONS",
     "true: denials and unusable rules are also Actions annotations",
@@ -235,6 +248,7 @@ DRIVER_VARIABLES: tuple[Variable, ...] = (
     MAX_TOOL_DENIALS,
     IDLE_MS,
     SDK_READY_FD,
+    SDK_LOADING,
     GITHUB_ACTIONS,
     PROVIDER_BASE_URL,
     PROVIDER_TYPE,

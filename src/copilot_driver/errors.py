@@ -37,6 +37,9 @@ CopilotDriverError
 │   │   └── SidecarStartStoppedError  copilot_driver.harness.sidecar
 │   ├── DriverStartError (RuntimeError)  copilot_driver.harness.driver_process
 │   └── SandboxError (RuntimeError)   copilot_driver.harness.sandbox.launch
+├── the SDK's lazy loading (build time)
+│   ├── SplitDeclinedError            copilot_driver.sdk_loading.splitter
+│   └── DescribeError (RuntimeError)  copilot_driver.sdk_loading.build
 ├── the adapters
 │   ├── AgentError                    copilot_driver.adapters.core.errors
 │   ├── RpcError                      copilot_driver.adapters.core.jsonrpc

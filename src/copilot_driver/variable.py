@@ -16,6 +16,7 @@ from typing import Literal
 
 LogLevel = Literal["none", "error", "warning", "info", "debug", "all"]
 LogFormat = Literal["json", "text"]
+SdkLoadingMode = Literal["auto", "eager"]
 LOG_LEVELS: tuple[LogLevel, ...] = ("none", "error", "warning", "info", "debug", "all")
 DEFAULT_LOG_LEVEL: LogLevel = "warning"
 ReasoningEffort = Literal["low", "medium", "high", "xhigh", "max"]
@@ -53,13 +54,15 @@ class Variable:
     choices: tuple[str, ...] = ()
     fallback: str = ""
     """The notice's words for `default` when they are not the value itself."""
+    unreadable: int | str | None = None
+    """What a value that cannot be read means, when not `default` (the safe choice)."""
 
     def soft_value(
         self, raw: str | None, notices: list[str], quote: Callable[[str], str]
     ) -> int | str | None:
         """`raw` read as this soft setting. Unset or empty means `default`; anything
-        else that is not a count up to `limit` or one of `choices` means `default`,
-        with a notice echoing the value through `quote`."""
+        else that is not a count up to `limit` or one of `choices` means `unreadable`
+        (else `default`), with a notice echoing the value through `quote`."""
         if self.kind == "text":
             raise TypeError(f"{self.name} is not a soft setting")
         if raw is None or raw == "":
@@ -82,6 +85,7 @@ class Variable:
                 if len(self.choices) == 2
                 else f"one of {', '.join(self.choices)}"
             )
-        using = self.fallback or self.default
+        meaning = self.default if self.unreadable is None else self.unreadable
+        using = self.fallback or meaning
         notices.append(f"{self.name}={quote(raw)!r} is not {expected}; using {using}")
-        return self.default
+        return meaning

@@ -56,6 +56,7 @@ from copilot_driver.variable import (
     LogFormat,
     LogLevel,
     ReasoningEffort,
+    SdkLoadingMode,
     Variable,
 )
 
@@ -98,6 +99,8 @@ class DriverConfig:
     """A pipe from the harness to read before connecting (COPILOT_SDK_READY_FD)."""
     github_actions: bool = False
     """GITHUB_ACTIONS=true: denials are also GitHub Actions warning annotations."""
+    sdk_loading: SdkLoadingMode = "auto"
+    """COPILOT_DRIVER_SDK_LOADING: `eager` turns the SDK's lazy loading off."""
     notices: tuple[str, ...] = ()
     """Values that were ignored in favour of a default, in words, for the start-up log."""
     environment_secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -163,6 +166,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         idle_ms=settings.idle_ms,
         sdk_ready_fd=sdk_ready_fd,
         github_actions=in_github_actions(env),
+        sdk_loading=settings.sdk_loading,
         notices=tuple(notices),
         environment_secrets=secret_looking_values(env),
     )

@@ -1,7 +1,7 @@
 """The driver's soft settings, read through the environment table.
 
 Each one (send timeout, log level, log format, routing effort, idle watchdog,
-tool-denials guard) is read by its table row (`Variable.soft_value`): a value
+tool-denials guard, SDK loading) is read by its table row (`Variable.soft_value`): a value
 that cannot be used means the default and leaves a notice the driver logs at
 start, so an ignored value is visible rather than silent.
 """
@@ -20,10 +20,17 @@ from copilot_driver.env import (
     MAX_TOOL_DENIALS,
     MODEL_ROUTING,
     ROUTING_EFFORT,
+    SDK_LOADING,
     SEND_TIMEOUT_MS,
     value_of,
 )
-from copilot_driver.variable import LogFormat, LogLevel, ReasoningEffort, Variable
+from copilot_driver.variable import (
+    LogFormat,
+    LogLevel,
+    ReasoningEffort,
+    SdkLoadingMode,
+    Variable,
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,7 @@ class SoftSettings:
     reasoning_effort: ReasoningEffort | None
     idle_ms: int
     max_tool_denials: int
+    sdk_loading: SdkLoadingMode
 
 
 def read_soft_settings(
@@ -51,6 +59,9 @@ def read_soft_settings(
         idle_ms=_count(IDLE_MS, env.get(IDLE_MS.name), notices, quote),
         max_tool_denials=parse_max_tool_denials(
             env.get(MAX_TOOL_DENIALS.name), notices, quote=quote
+        ),
+        sdk_loading=cast(
+            SdkLoadingMode, SDK_LOADING.soft_value(env.get(SDK_LOADING.name), notices, quote)
         ),
     )
 

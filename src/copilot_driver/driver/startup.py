@@ -23,11 +23,13 @@ from copilot_driver.permissions.handler import (
 )
 from copilot_driver.permissions.policy import Policy
 from copilot_driver.redaction import Redactor
+from copilot_driver.sdk_loading import decision as sdk_loading_decision
 from copilot_driver.vocabulary import LogEvent
 
 
 def log_start(config: DriverConfig, policy: Policy, log: DriverLog, redactor: Redactor) -> None:
     """The start-up entries: connection, configuration notices, permissions, tools."""
+    sdk_loading = sdk_loading_decision()
     log.info(
         LogEvent.CONNECTION_START,
         f"connecting to the Copilot sidecar at {config.sdk_uri}",
@@ -37,6 +39,8 @@ def log_start(config: DriverConfig, policy: Policy, log: DriverLog, redactor: Re
         logLevel=config.log_level,
         workingDirectory=str(config.working_directory),
         provider=config.provider.shown_url if config.provider else None,
+        sdkLoading=sdk_loading.mode,
+        sdkLoadingReason=sdk_loading.reason,
     )
     for notice in config.notices:
         log.warning(LogEvent.CONFIG_FALLBACK, notice)

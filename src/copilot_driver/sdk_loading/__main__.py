@@ -1,0 +1,89 @@
+"""`python -m copilot_driver.sdk_loading build|status`: the lazy-loading cache by hand.
+
+`build` makes and verifies the cache for the SDK this Python imports (run it
+after installing or upgrading copilot-driver or github-copilot-sdk; `make
+setup`, the GitHub Action and gh-aw's install step run it). `status` says what a
+driver run would do and why. `describe` is the build's child process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from copilot_driver.sdk_loading import DEFAULT_CACHE_DIR, install, install_cache, sdk_folder
+from copilot_driver.sdk_loading.cache import SDK_MODULES
+
+PREFIX = "[copilot-sdk-driver]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m copilot_driver.sdk_loading",
+        description="Build or inspect the cache that lets the driver import the SDK's "
+        "generated modules lazily.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_command = commands.add_parser("build", help="build and verify the cache")
+    build_command.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
+    build_command.add_argument("--force", action="store_true", help="rebuild even if present")
+    status_command = commands.add_parser("status", help="what a driver run would do, and why")
+    status_command.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
+    describe = commands.add_parser("describe", help=argparse.SUPPRESS)
+    describe.add_argument("--sdk-dir", type=Path, required=True)
+    describe.add_argument("--out", type=Path, required=True)
+    describe.add_argument("--cache", type=Path)
+    describe.add_argument("--order-seed", type=int)
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        return _build(args.cache_dir, force=args.force)
+    if args.command == "status":
+        loading = install(cache_dir=args.cache_dir)
+        print(f"{PREFIX} the SDK loads {loading.mode}: {loading.reason}")
+        return 0
+    return _describe(args.sdk_dir, args.out, args.cache, args.order_seed)
+
+
+def _build(cache_dir: Path, *, force: bool) -> int:
+    from copilot_driver.sdk_loading.build import DescribeError, build
+
+    try:
+        outcome = build(cache_dir=cache_dir, force=force)
+    except DescribeError as error:
+        print(f"{PREFIX} error: {error}; the driver imports the SDK eagerly", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(
+            f"{PREFIX} error: the lazy-loading cache could not be written ({error}); "
+            "run this as the user that installed copilot-driver. The driver imports the "
+            "SDK eagerly meanwhile",
+            file=sys.stderr,
+        )
+        return 1
+    stream = sys.stdout if outcome.ok else sys.stderr
+    print(f"{PREFIX} {'' if outcome.ok else 'error: '}{outcome.message}", file=stream)
+    return 0 if outcome.ok else 1
+
+
+def _describe(sdk_dir: Path, out: Path, cache: Path | None, order_seed: int | None) -> int:
+    from copilot_driver.sdk_loading.fingerprint import describe
+
+    if cache is not None:
+        install_cache(cache, sdk_dir)
+    found = sdk_folder()
+    if found != sdk_dir.resolve():
+        print(f"{PREFIX} error: this Python imports the SDK from {found}", file=sys.stderr)
+        return 1
+    described = describe(order_seed=order_seed)
+    loaded = {type(sys.modules[name]).__name__ for name in SDK_MODULES}
+    if loaded != {"LazyModule" if cache is not None else "module"}:
+        print(f"{PREFIX} error: the SDK's modules were loaded as {loaded}", file=sys.stderr)
+        return 1
+    out.write_text(json.dumps(described), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""The split modules of one SDK install, on disk: where, under which key, what format.
+
+One file per SDK install holds its four modules (`SDK_MODULES`), `marshal`-ed,
+each statement's code kept as bytes until it is built. Its name is a key over
+everything that makes it valid: the sha256 of each of the four sources (so a
+re-export module's cache changes with the module it re-exports), Python's
+bytecode magic number, this loader's `FORMAT` and the SDK's folder (the code's
+file names point there). A file is only ever written whole (a temporary file
+renamed over it), after the build verified it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import marshal
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from copilot_driver.sdk_loading.namespace import Pending
+
+FORMAT = 1
+"""This loader's cache format and splitting rules; a change makes every cache stale."""
+
+SDK_MODULES: dict[str, str] = {
+    "copilot.generated.session_events": "generated/session_events.py",
+    "copilot.generated.rpc": "generated/rpc.py",
+    "copilot.session_events": "session_events.py",
+    "copilot.rpc": "rpc.py",
+}
+"""The modules loaded lazily -> their files in the SDK's package folder, in the order
+they are split (a re-export module after the module it re-exports)."""
+
+DEFAULT_CACHE_DIR = Path(__file__).parent / "_caches"
+"""Beside this package, so a cache belongs to the environment the driver is installed in."""
+
+
+@dataclass(frozen=True)
+class CachedModule:
+    """One module as the loader runs it."""
+
+    doc: str | None
+    eager: tuple[bytes, ...]
+    lazy: tuple[Pending, ...]
+    reexport_from: str | None
+    reexported: tuple[str, ...]
+
+
+def source_hashes(sdk_dir: Path) -> dict[str, str]:
+    """The sha256 of each of the four sources; raises OSError when one is missing."""
+    return {
+        relative: hashlib.sha256((sdk_dir / relative).read_bytes()).hexdigest()
+        for relative in SDK_MODULES.values()
+    }
+
+
+def cache_path(cache_dir: Path, sdk_dir: Path, hashes: Mapping[str, str]) -> Path:
+    key = hashlib.sha256()
+    key.update(f"{FORMAT}\0{sdk_dir}\0".encode())
+    key.update(importlib.util.MAGIC_NUMBER)
+    for relative in sorted(hashes):
+        key.update(f"\0{relative}\0{hashes[relative]}".encode())
+    return cache_dir / f"copilot-sdk-{key.hexdigest()[:32]}.marshal"
+
+
+def write_cache(path: Path, modules: Mapping[str, CachedModule]) -> None:
+    """`modules` written whole to `path` (a temporary file renamed over it)."""
+    record = {
+        "format": FORMAT,
+        "modules": {
+            name: (
+                module.doc,
+                module.eager,
+                tuple((item.names, item.needs, item.code) for item in module.lazy),
+                module.reexport_from,
+                module.reexported,
+            )
+            for name, module in modules.items()
+        },
+    }
+    import tempfile  # build time only: the driver's runs never write a cache
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".building-")
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            marshal.dump(record, file)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def read_cache(path: Path) -> dict[str, CachedModule]:
+    """The modules of a cache file; ValueError when it is not one this loader wrote."""
+    try:
+        record: Any = marshal.loads(path.read_bytes())  # noqa: S302 - our own file
+        if record["format"] != FORMAT or set(record["modules"]) != set(SDK_MODULES):
+            raise ValueError(f"{path} was written by another version of copilot-driver")
+        return {
+            name: CachedModule(
+                doc=doc,
+                eager=tuple(eager),
+                lazy=tuple(
+                    Pending(index=index, names=tuple(names), needs=tuple(needs), code=code)
+                    for index, (names, needs, code) in enumerate(lazy)
+                ),
+                reexport_from=reexport_from,
+                reexported=tuple(reexported),
+            )
+            for name, (doc, eager, lazy, reexport_from, reexported) in record["modules"].items()
+        }
+    except (EOFError, TypeError, KeyError) as error:
+        raise ValueError(f"{path} is not a readable cache ({error})") from error

@@ -745,7 +745,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     results: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                    "cpus": os.cpu_count()},
+                    "cpus": os.cpu_count(), "load_start": os.getloadavg()[0]},
         "runs": args.runs, "warmup": args.warmup, "drivers": {},
     }  # fmt: skip
     plain_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
@@ -816,6 +816,8 @@ def main(argv: list[str] | None = None) -> int:
     results["long_commands"] = bench_long_commands()
     results["edit_file"] = bench_edit_file_growth()
     results["targets"] = _check_targets(results)
+    # Other work on the machine skews every absolute figure (ratios less): say how busy it was.
+    results["machine"]["load_end"] = os.getloadavg()[0]
     args.json.write_text(json.dumps(results, indent=2) + "\n")
     print(_markdown(results))
     return 0
@@ -1043,7 +1045,9 @@ def _version_check_line(check: dict[str, Any]) -> str:
 def _markdown(results: dict[str, Any]) -> str:
     lines = [
         f"Medians of {results['runs']} runs after {results['warmup']} warm-up rounds "
-        f"(min-max); Python {results['machine']['python']}, {results['machine']['cpus']} CPUs.",
+        f"(min-max); Python {results['machine']['python']}, {results['machine']['cpus']} CPUs, "
+        f"load average {results['machine']['load_start']:.2f} at the start, "
+        f"{results['machine']['load_end']:.2f} at the end.",
         "",
         "| driver | plain turn | one-tool turn | peak RSS | failures |",
         "|---|---|---|---|---|",

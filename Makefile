@@ -45,6 +45,15 @@ WHEELHOUSE := .cache/wheels
 BUILD_BACKEND := 'hatchling>=1.27'
 WHEELS := $(WHEELHOUSE)/.downloaded
 
+# Every tested github-copilot-sdk release (copilot_driver.compatibility.TESTED_SDK_VERSIONS;
+# a test keeps them equal), downloaded once and unpacked with its bytecode compiled: the
+# lazy loader's proof (tests/e2e/test_sdk_loading_e2e.py) imports each one both ways.
+SDK_RELEASES := 1.0.13 1.0.14 1.0.15 1.0.16 1.0.17 1.0.18 1.0.19 1.0.20 1.0.21 1.0.22 \
+	1.0.23 1.0.24 1.0.25 1.0.26 1.0.27
+SDK_RELEASE_WHEELS := .cache/sdk-wheels
+SDK_RELEASE_DIRS := .cache/sdk-releases
+SDK_RELEASES_UNPACKED := $(SDK_RELEASE_DIRS)/.unpacked
+
 # The SDK must never try the internet for a runtime; tests and the demo use
 # the pinned CLI provisioned below.
 export COPILOT_SKIP_CLI_DOWNLOAD := 1
@@ -55,9 +64,27 @@ export CODEX_PATH := $(abspath $(CODEX))
 export MERMAID_NODE_MODULES := $(abspath $(MERMAID_CACHE)/node_modules)
 export GH_AW_NODE_MODULES := $(abspath $(GH_AW_NODE_CACHE)/node_modules)
 
-.PHONY: setup test demo compliance bench reliability lint clean
+.PHONY: setup sdk-cache test demo compliance bench reliability lint clean
 
-setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT) $(WHEELS) $(GH_AW_NODE)
+setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT) $(WHEELS) $(GH_AW_NODE) \
+	$(SDK_RELEASES_UNPACKED) sdk-cache
+
+# The cache that lets the driver import the installed SDK's generated modules lazily,
+# built and verified against the eager import once (quick when it is there already).
+sdk-cache: $(VENV)/.installed
+	$(BIN)/python -m copilot_driver.sdk_loading build
+
+$(SDK_RELEASES_UNPACKED): Makefile | $(BIN)/python
+	mkdir -p $(SDK_RELEASE_WHEELS) $(SDK_RELEASE_DIRS)
+	for version in $(SDK_RELEASES); do \
+		$(BIN)/pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+			--dest $(SDK_RELEASE_WHEELS) "github-copilot-sdk==$$version" || exit 1; \
+		rm -rf $(SDK_RELEASE_DIRS)/$$version; \
+		$(BIN)/python -m zipfile -e $(SDK_RELEASE_WHEELS)/github_copilot_sdk-$$version-py3-none-any.whl \
+			$(SDK_RELEASE_DIRS)/$$version || exit 1; \
+		$(BIN)/python -m compileall -q $(SDK_RELEASE_DIRS)/$$version/copilot || exit 1; \
+	done
+	touch $@
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -126,6 +153,7 @@ test: lint $(ORACLE_PROGRAMS) $(BWRAP) $(MERMAID) $(GH_AW_NODE)
 	$(BIN)/python -m pytest
 
 demo: $(VENV)/.demo-installed $(COPILOT_CLI) $(BWRAP)
+	$(BIN)/python -m copilot_driver.sdk_loading build
 	$(BIN)/python -m copilot_driver.testing.demo
 
 # The T-CSD kit against this project's driver (DRIVER="cmd ..." for another one);
@@ -148,4 +176,4 @@ lint: setup
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) .cache
+	rm -rf $(VENV) .cache src/copilot_driver/sdk_loading/_caches

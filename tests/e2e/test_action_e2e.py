@@ -245,6 +245,10 @@ def test_the_driver_runs_from_a_fresh_virtualenv_installed_from_the_action_path(
     (site,) = venv.glob("lib/python3.*/site-packages")
     assert (site / "copilot_driver" / "github_action.py").is_file()
     assert list(site.glob("copilot_driver-*.dist-info"))
+    # The SDK's lazy-loading cache, built and verified by the install step.
+    assert "built and verified" in install.stdout, install.stderr
+    assert list((site / "copilot_driver" / "sdk_loading" / "_caches").glob("copilot-sdk-*"))
+    assert "::warning" not in install.stdout + install.stderr
     assert install.seconds < 60, f"the install took {install.seconds:.1f} s"
 
 

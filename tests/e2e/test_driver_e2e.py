@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import json
 import signal
 import socket
@@ -11,7 +13,9 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from sdk_releases import build_release_cache, release_environment
 
+from copilot_driver.compatibility import TESTED_SDK_VERSIONS
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar, ToolCall
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
 from copilot_driver.testing.fixtures import DriverRun, DriverRunner
@@ -52,6 +56,63 @@ EPHEMERAL_TYPES = {
     "tool.shell_output",
     "session.tools_updated",
 }
+
+
+SDK_LANES = {"newest": None, "oldest": TESTED_SDK_VERSIONS[0]}
+"""Every test here runs on the installed SDK (the newest tested release) and on the oldest
+tested release (`make setup` unpacks it), both loaded lazily: each run that logs JSON
+must say so in its `connection.start` entry."""
+
+
+class LazySdkRunner(DriverRunner):
+    """The driver on one SDK release (None: the installed one), checked to load it lazily."""
+
+    def __init__(
+        self,
+        tmp_path: Path,
+        sidecar: TestSidecar,
+        model: ScriptedModelServer,
+        release: str | None,
+    ) -> None:
+        super().__init__(tmp_path, sidecar, model)
+        self.release = release
+        self.sdk_version = release or importlib.metadata.version("github-copilot-sdk")
+
+    def environment(self, prompt: str, **overrides: str) -> dict[str, str]:
+        env = super().environment(prompt, **overrides)
+        return env if self.release is None else release_environment(self.release, env)
+
+    def run(
+        self,
+        prompt: str,
+        *,
+        timeout: float = 120,
+        env: dict[str, str] | None = None,
+        **overrides: str,
+    ) -> DriverRun:
+        run = super().run(prompt, timeout=timeout, env=env, **overrides)
+        for entry in run.entries("connection.start"):
+            assert entry["sdkLoading"] == "lazy", entry["sdkLoadingReason"]
+            assert f"github-copilot-sdk {self.sdk_version}," in entry["sdkLoadingReason"]
+        return run
+
+
+@functools.cache
+def _release_cache(release: str) -> None:
+    build_release_cache(release)
+
+
+@pytest.fixture(params=list(SDK_LANES))
+def driver(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    copilot_sidecar: TestSidecar,
+    scripted_model: ScriptedModelServer,
+) -> DriverRunner:
+    release = SDK_LANES[request.param]
+    if release is not None:
+        _release_cache(release)
+    return LazySdkRunner(tmp_path, copilot_sidecar, scripted_model, release)
 
 
 def _timestamp(entry: dict[str, object]) -> datetime:

@@ -124,4 +124,8 @@ def _decide(mode: Mode, cache_dir: Path) -> Loading:
             sdk_version=version,
         )
     sys.meta_path.insert(0, SdkFinder(sdk_dir, modules))
-    return Loading(lazy=True, reason=f"verified cache {path.name}", sdk_version=version)
+    return Loading(
+        lazy=True,
+        reason=f"github-copilot-sdk {version}, verified cache {path.name}",
+        sdk_version=version,
+    )

@@ -1,0 +1,506 @@
+"""A fingerprint of the SDK's public generated modules: the proof tool for lazy loading.
+
+The SDK's generated modules (`copilot.generated.rpc`, `copilot.generated.session_events`)
+are huge, and the SDK loading loads them lazily. The proof that lazy loading changes
+nothing a caller can observe is an equality: a child process that imports the SDK eagerly
+and one that imports it lazily (first touching the public names in a shuffled order) must
+produce the same `describe()`; `difference()` says what differs when they don't.
+
+`describe()` maps "module:name" to one text per public name (every name of each public
+module's `__all__`), reached only through the public modules (`importlib.import_module`
+then `getattr`). A text is lines of "part: value"; it holds no ids, no addresses and no
+set or hash order, so it is the same in every process. It compares:
+
+- classes: module, qualname, metaclass, bases, MRO, docstring, the raw (string)
+  annotations, every entry of the class `__dict__` (functions by their code), dataclass
+  parameters and fields, Enum members and aliases, Protocol-ness, and
+  `typing.get_type_hints`, which evaluates the string annotations in the module's
+  namespace -- the hard path for a lazy loader;
+- functions: signature, defaults and a digest of the code object (bytecode, names,
+  variables, constants with nested code, line table, exception table), with its file's
+  basename, first line and name in the clear;
+- which public names are the very same object (aliases, the re-exports shared by both
+  modules, the sentinel a dataclass defaults to), and which public class a type hint,
+  base or default is, so a class or sentinel created twice is seen;
+- behaviour: for every dataclass with `from_dict`/`to_dict`, a sample instance built from
+  its type hints goes through `to_dict`, `from_dict` and pickle ("round trip: ok" when
+  all three agree, else what they did or raised); every Enum member goes through pickle.
+
+What it cannot see: the private helpers (`from_str`, `_load_*`) except through the
+behaviour of the public classes that call them; the branches of `from_dict`/`to_dict` one
+sample does not take; column positions in the code (tracebacks only); anything outside
+the public modules' `__all__`; and object identity beyond the public names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import pickle
+import random
+import re
+import types
+import typing
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+PUBLIC_MODULES: tuple[str, ...] = ("copilot.rpc", "copilot.session_events")
+
+# A nested dataclass deeper than this is left out (its field's default or None used) so a
+# recursive schema still has a finite sample.
+_SAMPLE_DEPTH = 4
+# Longer texts (a big class's JSON) are kept as their length and digest.
+_LONGEST_KEPT_TEXT = 1000
+# How much of each differing part `difference` shows.
+_SHOWN_PART = 300
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_FIXED_DATETIME = datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+_FIXED_TIMEDELTA = datetime.timedelta(seconds=90)
+_FIXED_UUID = uuid.UUID(int=1)
+_SIMPLE_SAMPLES: dict[object, object] = {
+    str: "s",
+    int: 1,
+    float: 1.5,
+    bool: True,
+    Any: "s",
+    object: "s",
+    datetime.datetime: _FIXED_DATETIME,
+    datetime.timedelta: _FIXED_TIMEDELTA,
+    uuid.UUID: _FIXED_UUID,
+}
+_UNION_ORIGINS = (typing.Union, types.UnionType)
+# Class `__dict__` entries left out: the annotations have their own line, and pickle
+# caches `__slotnames__` on a class the first time one of its instances is pickled, which
+# depends on the order classes are described in.
+_UNDESCRIBED_MEMBERS = frozenset({"__annotations__", "__slotnames__"})
+# Values whose repr is already the same in every process (the fast path: most constants).
+_PLAIN_TYPES = frozenset({str, int, float, bool, complex, bytes, type(None)})
+
+
+def public_names(module_names: Sequence[str] = PUBLIC_MODULES) -> list[tuple[str, str]]:
+    """(module, name) for every name of each module's `__all__`, in `__all__` order."""
+    return [
+        (module_name, name)
+        for module_name in module_names
+        for name in importlib.import_module(module_name).__all__
+    ]
+
+
+def describe(
+    module_names: Sequence[str] = PUBLIC_MODULES, *, order_seed: int | None = None
+) -> dict[str, str]:
+    """Each public name's description under the key "module:name", keys sorted. With
+    `order_seed` the names are first touched, then described, in an order shuffled by
+    `random.Random(order_seed)`; with None, in `__all__` order."""
+    access_order = public_names(module_names)
+    if order_seed is not None:
+        random.Random(order_seed).shuffle(access_order)
+    # Every name is touched before any is described: the lazy loader meets the names in
+    # exactly the shuffled order.
+    objects = {
+        f"{module_name}:{name}": getattr(importlib.import_module(module_name), name)
+        for module_name, name in access_order
+    }
+    describer = _Describer(objects)
+    descriptions = {key: describer.describe(key, value) for key, value in objects.items()}
+    return {key: descriptions[key] for key in sorted(descriptions)}
+
+
+def difference(
+    expected: Mapping[str, str], actual: Mapping[str, str], *, limit: int = 5
+) -> list[str]:
+    """Lines saying which names one side lacks, then up to `limit` differing names with the
+    first part of their descriptions that differs; [] when both are equal."""
+    lines = [f"missing from actual: {key}" for key in sorted(expected.keys() - actual.keys())]
+    lines += [f"missing from expected: {key}" for key in sorted(actual.keys() - expected.keys())]
+    differing = [
+        key for key in sorted(expected.keys() & actual.keys()) if expected[key] != actual[key]
+    ]
+    for key in differing[:limit]:
+        expected_part, actual_part = _first_differing_part(expected[key], actual[key])
+        lines.append(f"{key} differs: expected {expected_part!r}, actual {actual_part!r}")
+    if len(differing) > limit:
+        lines.append(f"... and {len(differing) - limit} more differing names")
+    return lines
+
+
+def _first_differing_part(expected: str, actual: str) -> tuple[str, str]:
+    expected_parts, actual_parts = expected.splitlines(), actual.splitlines()
+    for index in range(max(len(expected_parts), len(actual_parts))):
+        expected_part = expected_parts[index] if index < len(expected_parts) else "<absent>"
+        actual_part = actual_parts[index] if index < len(actual_parts) else "<absent>"
+        if expected_part != actual_part:
+            return expected_part[:_SHOWN_PART], actual_part[:_SHOWN_PART]
+    return "<equal parts>", "<equal parts>"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _kept_text(text: str) -> str:
+    if len(text) <= _LONGEST_KEPT_TEXT:
+        return text
+    return f"<{len(text)} chars sha256={_digest(text)}>"
+
+
+def _qualified_name(value: Any) -> str:
+    return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}"
+
+
+class _NoSampleError(Exception):
+    """No sample value can be built for a type (too deep, or a type it does not know)."""
+
+
+class _Describer:
+    """Describes the objects of one `describe()` call; knows which public names hold
+    which objects, so that sameness is described by public name, never by id."""
+
+    def __init__(self, objects: Mapping[str, object]) -> None:
+        # ids are only compared here, while `objects` keeps every object alive; the
+        # descriptions name the public keys instead.
+        keys_by_id: dict[int, list[str]] = {}
+        for key in sorted(objects):
+            keys_by_id.setdefault(id(objects[key]), []).append(key)
+        self._public_keys_by_id = keys_by_id
+        # A sample, or the reason none can be built, per (class, depth).
+        self._samples: dict[tuple[type, int], object] = {}
+        self._type_hints: dict[type, dict[str, Any]] = {}
+
+    # -- dispatch ------------------------------------------------------------------------
+
+    def describe(self, key: str, value: object) -> str:
+        lines = [f"same object as: {self._public_keys_by_id[id(value)]}"]
+        if isinstance(value, type):
+            lines += self._class_lines(value)
+        elif isinstance(value, types.FunctionType):
+            lines += self._function_lines(value)
+        elif isinstance(value, typing.TypeVar):
+            lines += self._type_variable_lines(value)
+        elif typing.get_origin(value) is not None:
+            lines += ["kind: type expression", f"type: {self._type_repr(value)}"]
+        else:
+            lines += [
+                f"kind: value of {_qualified_name(type(value))}",
+                f"value: {self._repr(value)}",
+            ]
+        return "\n".join(line.replace("\n", "\\n") for line in lines)
+
+    # -- names and values ----------------------------------------------------------------
+
+    def _public_mark(self, value: object) -> str:
+        keys = self._public_keys_by_id.get(id(value))
+        return f" (is {' '.join(keys)})" if keys else ""
+
+    def _class_ref(self, cls: type) -> str:
+        return _qualified_name(cls) + self._public_mark(cls)
+
+    def _type_repr(self, hint: object) -> str:
+        """A type hint with each class it names by module, qualname and public name."""
+        origin = typing.get_origin(hint)
+        if origin is not None:
+            arguments = [self._type_repr(argument) for argument in typing.get_args(hint)]
+            if origin in _UNION_ORIGINS:
+                return " | ".join(arguments)
+            return f"{self._type_repr(origin)}[{', '.join(arguments)}]"
+        if hint is None or hint is type(None):
+            return "None"
+        if isinstance(hint, type):
+            return self._class_ref(hint)
+        return self._repr(hint)
+
+    def _repr(self, value: object) -> str:
+        """A repr the same in every process: no addresses, sets sorted, shared objects
+        named by their public name."""
+        if type(value) in _PLAIN_TYPES:
+            return repr(value)
+        if isinstance(value, enum.Enum):
+            return f"{value.name}={value.value!r} of {self._class_ref(type(value))}"
+        if isinstance(value, type):
+            return self._class_ref(value)
+        if isinstance(value, types.FunctionType):
+            return f"function {_qualified_name(value)}{self._public_mark(value)}"
+        if isinstance(value, types.CodeType):
+            return self._code_fingerprint(value)
+        if isinstance(value, tuple | list):
+            return type(value).__name__ + "(" + ", ".join(self._repr(item) for item in value) + ")"
+        if isinstance(value, set | frozenset):
+            return type(value).__name__ + "{" + ", ".join(sorted(map(self._repr, value))) + "}"
+        if isinstance(value, dict):
+            items = (f"{self._repr(k)}: {self._repr(v)}" for k, v in value.items())
+            return "{" + ", ".join(items) + "}"
+        if type(value).__repr__ is object.__repr__:
+            # A sentinel like `object()`: its type, and which public name it is.
+            return f"<{_qualified_name(type(value))} instance>{self._public_mark(value)}"
+        return _ADDRESS.sub("", repr(value)) + self._public_mark(value)
+
+    # -- functions -----------------------------------------------------------------------
+
+    def _function_lines(self, function: types.FunctionType) -> list[str]:
+        try:
+            signature = str(inspect.signature(function))
+        except (TypeError, ValueError, NameError) as error:
+            signature = f"<no signature: {type(error).__name__}>"
+        return [
+            "kind: function",
+            f"qualified name: {_qualified_name(function)}",
+            f"signature: {signature}",
+            f"function: {self._function_summary(function)}",
+        ]
+
+    def _function_summary(self, function: types.FunctionType) -> str:
+        summary = (
+            f"{self._code_fingerprint(function.__code__)}"
+            f" defaults={self._repr(function.__defaults__)}"
+            f" kwdefaults={self._repr(function.__kwdefaults__)}"
+            f" annotations={self._repr(function.__annotations__)}"
+        )
+        wrapped = getattr(function, "__wrapped__", None)
+        if isinstance(wrapped, types.FunctionType):
+            summary += f" wrapping {self._function_summary(wrapped)}"
+        return summary
+
+    def _code_fingerprint(self, code: types.CodeType) -> str:
+        """Where the code is in the clear, everything it does as one digest."""
+        details = [
+            code.co_code.hex(),
+            repr(code.co_names),
+            repr(code.co_varnames),
+            repr(code.co_freevars),
+            repr(code.co_cellvars),
+            repr((code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)),
+            repr(code.co_flags),
+            # The lazy loader compiles each statement alone with its original line numbers.
+            repr(list(code.co_lines())),
+            code.co_exceptiontable.hex(),
+            *(self._repr(constant) for constant in code.co_consts),
+        ]
+        place = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+        return f"code {code.co_qualname}@{place} digest={_digest(chr(0).join(details))}"
+
+    def _member_repr(self, name: str, member: object) -> str:
+        """What a class `__dict__` entry is: functions by their code."""
+        if name == "__dataclass_fields__" and isinstance(member, dict):
+            # The fields themselves are described one by one (`field ...` lines).
+            return self._repr(list(member))
+        if isinstance(member, types.FunctionType):
+            return self._function_summary(member)
+        if isinstance(member, staticmethod | classmethod):
+            return f"{type(member).__name__} of {self._member_repr(name, member.__func__)}"
+        if isinstance(member, property):
+            accessors = (member.fget, member.fset, member.fdel)
+            return "property " + " / ".join(self._member_repr(name, each) for each in accessors)
+        return self._repr(member)
+
+    # -- other values --------------------------------------------------------------------
+
+    def _type_variable_lines(self, variable: typing.TypeVar) -> list[str]:
+        return [
+            "kind: TypeVar",
+            f"name: {variable.__name__}",
+            f"bound: {self._type_repr(variable.__bound__)}",
+            f"constraints: {[self._type_repr(c) for c in variable.__constraints__]}",
+            f"variance: co={variable.__covariant__} contra={variable.__contravariant__}",
+        ]
+
+    # -- classes -------------------------------------------------------------------------
+
+    def _class_lines(self, cls: type) -> list[str]:
+        if not cls.__module__.startswith("copilot"):
+            # `list`, `typing.Any`: aliases of what the standard library defines.
+            return [f"kind: outside class {self._class_ref(cls)}"]
+        lines = [
+            f"kind: {self._class_kind(cls)}",
+            f"qualified name: {_qualified_name(cls)}",
+            f"metaclass: {self._class_ref(type(cls))}",
+            f"bases: {[self._class_ref(base) for base in cls.__bases__]}",
+            f"mro: {[self._class_ref(base) for base in cls.__mro__]}",
+            f"doc: {cls.__doc__!r}",
+            f"annotations: {self._repr(inspect.get_annotations(cls))}",
+            f"protocol: {getattr(cls, '_is_protocol', False)}"
+            f" runtime={getattr(cls, '_is_runtime_protocol', False)}",
+        ]
+        lines += [
+            f"member {name}: {self._member_repr(name, cls.__dict__[name])}"
+            for name in sorted(cls.__dict__)
+            if name not in _UNDESCRIBED_MEMBERS
+        ]
+        lines.append(f"type hints: {self._type_hints_repr(cls)}")
+        if dataclasses.is_dataclass(cls):
+            lines += self._dataclass_lines(cls)
+        if issubclass(cls, enum.Enum):
+            lines += self._enum_lines(cls)
+        return lines
+
+    @staticmethod
+    def _class_kind(cls: type) -> str:
+        if issubclass(cls, enum.Enum):
+            return "enum"
+        if dataclasses.is_dataclass(cls):
+            return "dataclass"
+        if getattr(cls, "_is_protocol", False):
+            return "protocol"
+        return "class"
+
+    def _type_hints_repr(self, cls: type) -> str:
+        try:
+            hints = self._hints(cls)
+        except Exception as error:  # Eager and lazy must then fail alike.
+            return _failure(error)
+        return "{" + ", ".join(f"{name}: {self._type_repr(t)}" for name, t in hints.items()) + "}"
+
+    def _hints(self, cls: type) -> dict[str, Any]:
+        if cls not in self._type_hints:
+            self._type_hints[cls] = typing.get_type_hints(cls)
+        return self._type_hints[cls]
+
+    def _dataclass_lines(self, cls: type) -> list[str]:
+        lines = [f"dataclass params: {self._repr(cls.__dict__.get('__dataclass_params__'))}"]
+        lines += [f"field {f.name}: {self._field_repr(f)}" for f in dataclasses.fields(cls)]
+        if callable(getattr(cls, "from_dict", None)) and callable(getattr(cls, "to_dict", None)):
+            lines.append(self._round_trip(cls))
+        return lines
+
+    def _field_repr(self, field: dataclasses.Field[Any]) -> str:
+        factory = field.default_factory
+        factory_name = "-" if factory is dataclasses.MISSING else _qualified_name(factory)
+        default = "-" if field.default is dataclasses.MISSING else self._repr(field.default)
+        return (
+            f"type={field.type!r} default={default} default_factory={factory_name}"
+            f" init={field.init} repr={field.repr} compare={field.compare} hash={field.hash}"
+            f" kw_only={field.kw_only} metadata={self._repr(dict(field.metadata))}"
+        )
+
+    def _enum_lines(self, cls: type[enum.Enum]) -> list[str]:
+        lines = [f"enum member {member.name}: {member.value!r}" for member in cls]
+        lines += [
+            f"enum alias {alias}: {member.name}"
+            for alias, member in cls.__members__.items()
+            if alias != member.name
+        ]
+        lines += [f"enum pickle {member.name}: {_pickle_round_trip(member)}" for member in cls]
+        return lines
+
+    # -- behaviour: round trips ----------------------------------------------------------
+
+    def _round_trip(self, cls: type) -> str:
+        try:
+            sample = self._dataclass_sample(cls, 0)
+        except _NoSampleError as reason:
+            return f"round trip: no sample ({reason})"
+        except Exception as error:
+            return f"round trip: sample failed {_failure(error)}"
+        try:
+            as_dict = sample.to_dict()  # type: ignore[attr-defined]
+            as_json = json.dumps(as_dict, sort_keys=True, default=str)
+            again = cls.from_dict(as_dict)  # type: ignore[attr-defined]
+            same_dict = again.to_dict() == as_dict
+            pickled = _pickle_round_trip(sample)
+        except Exception as error:
+            return f"round trip: failed {_failure(error)}"
+        verdict = "ok" if again == sample and same_dict and pickled == "equal" else "unequal"
+        return (
+            f"round trip: {verdict} from_dict==sample:{again == sample}"
+            f" to_dict==dict:{same_dict} pickle:{pickled} json={_kept_text(as_json)}"
+        )
+
+    def _dataclass_sample(self, cls: type, depth: int) -> object:
+        """A deterministic instance of `cls`; a pure function of (cls, depth), so the
+        cache never makes it depend on the order classes are described in."""
+        if depth > _SAMPLE_DEPTH:
+            raise _NoSampleError(f"deeper than {_SAMPLE_DEPTH}")
+        if (cls, depth) not in self._samples:
+            try:
+                self._samples[(cls, depth)] = cls(**self._field_samples(cls, depth))
+            except _NoSampleError as reason:
+                self._samples[(cls, depth)] = reason
+        sample = self._samples[(cls, depth)]
+        if isinstance(sample, _NoSampleError):
+            raise sample
+        return sample
+
+    def _field_samples(self, cls: type, depth: int) -> dict[str, object]:
+        hints = self._hints(cls)
+        values: dict[str, object] = {}
+        for field in dataclasses.fields(cls):
+            if not field.init:
+                continue
+            try:
+                values[field.name] = self._sample(hints[field.name], depth + 1)
+            except _NoSampleError:
+                has_default = (
+                    field.default is not dataclasses.MISSING
+                    or field.default_factory is not dataclasses.MISSING
+                )
+                if not has_default:
+                    raise
+        return values
+
+    def _sample(self, hint: object, depth: int) -> object:
+        if hint in _SIMPLE_SAMPLES:
+            return _SIMPLE_SAMPLES[hint]
+        if hint is None or hint is type(None):
+            return None
+        origin = typing.get_origin(hint)
+        if origin is not None:
+            return self._generic_sample(origin, typing.get_args(hint), depth)
+        if isinstance(hint, type):
+            return self._class_sample(hint, depth)
+        raise _NoSampleError(f"unknown type {self._type_repr(hint)}")
+
+    def _class_sample(self, cls: type, depth: int) -> object:
+        if issubclass(cls, enum.Enum):
+            return next(iter(cls))
+        if dataclasses.is_dataclass(cls):
+            return self._dataclass_sample(cls, depth)
+        if cls is list:
+            return ["s"]
+        if cls is dict:
+            return {"k": "s"}
+        raise _NoSampleError(f"unknown class {_qualified_name(cls)}")
+
+    def _generic_sample(self, origin: object, arguments: tuple[Any, ...], depth: int) -> object:
+        if origin in _UNION_ORIGINS:
+            return self._union_sample(arguments, depth)
+        if origin is typing.Literal:
+            return arguments[0]
+        if origin is list:
+            return [self._sample(arguments[0], depth)] if arguments else ["s"]
+        if origin is dict:
+            return {"k": self._sample(arguments[1], depth)} if arguments else {"k": "s"}
+        raise _NoSampleError(f"unknown generic {self._type_repr(origin)}")
+
+    def _union_sample(self, alternatives: tuple[Any, ...], depth: int) -> object:
+        """The first alternative a sample can be built for; None only as the last resort,
+        so optional fields are filled and their to_dict branches taken."""
+        ordered = [a for a in alternatives if a is not type(None)]
+        for alternative in ordered:
+            try:
+                return self._sample(alternative, depth)
+            except _NoSampleError:
+                continue
+        if len(ordered) < len(alternatives):
+            return None
+        raise _NoSampleError("no alternative of a union")
+
+
+def _pickle_round_trip(value: object) -> str:
+    try:
+        again = pickle.loads(pickle.dumps(value, protocol=4))  # noqa: S301 - our own bytes
+    except Exception as error:
+        return _failure(error)
+    if again is value:
+        return "identical"
+    return "equal" if again == value else "unequal"
+
+
+def _failure(error: BaseException) -> str:
+    return f"{type(error).__name__}: {_ADDRESS.sub('', str(error))}"

@@ -1,0 +1,110 @@
+"""The lazy loader's proof on every tested SDK release, and the driver's choice.
+
+For each release of `compatibility.TESTED_SDK_VERSIONS` (unpacked by `make
+setup`), its four files must have the digests `verified.py` lists, and a fresh
+build must pass its verification: a child process importing the release eagerly
+and two importing it lazily, each touching the public names in a different
+random order (the seeds are in the failure message), describe every public name
+of `copilot.rpc` and `copilot.session_events` identically (`fingerprint`). The
+driver's own e2e tests run lazily on the oldest and the newest release
+(`test_driver_e2e.py`); here, the driver says which way it loaded the SDK.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sdk_releases import release_dir, release_environment
+
+from copilot_driver.compatibility import TESTED_SDK_VERSIONS
+from copilot_driver.sdk_loading.build import build
+from copilot_driver.sdk_loading.cache import source_hashes
+from copilot_driver.sdk_loading.verified import VERIFIED_SDK_FILES
+from copilot_driver.testing.fixtures import DriverRun, DriverRunner
+
+pytestmark = pytest.mark.e2e
+
+MAKEFILE = Path(__file__).parents[2] / "Makefile"
+
+
+def _connection_start(run: DriverRun) -> dict[str, Any]:
+    (entry,) = run.entries("connection.start")
+    return entry
+
+
+def test_every_tested_release_is_verified_with_the_digests_of_its_files() -> None:
+    assert list(VERIFIED_SDK_FILES) == list(TESTED_SDK_VERSIONS)
+    listed = re.search(r"^SDK_RELEASES := (.*?)\n\n", MAKEFILE.read_text(), re.M | re.S)
+    assert listed is not None
+    assert listed.group(1).replace("\\\n", " ").split() == list(TESTED_SDK_VERSIONS)
+    for version in TESTED_SDK_VERSIONS:
+        files = source_hashes(release_dir(version) / "copilot")
+        assert files == VERIFIED_SDK_FILES[version], version
+
+
+@pytest.mark.parametrize("version", TESTED_SDK_VERSIONS)
+def test_a_lazy_import_describes_every_public_name_as_the_eager_one(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sdk_dir = release_dir(version) / "copilot"
+    # The build's child processes import this release.
+    monkeypatch.setenv("PYTHONPATH", release_environment(version)["PYTHONPATH"])
+    seeds = (random.randrange(2**32), random.randrange(2**32))
+    outcome = build(sdk_dir, tmp_path / "caches", order_seeds=seeds)
+    assert outcome.status == "built", f"access orders {seeds}: {outcome.message}"
+    status_command = ["status", "--cache-dir", str(tmp_path / "caches")]
+    status = subprocess.run(
+        [sys.executable, "-m", "copilot_driver.sdk_loading", *status_command],
+        env=release_environment(version),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "the SDK loads lazy" in status.stdout, status.stdout
+
+
+def test_the_driver_loads_the_sdk_lazily_and_says_so(driver: DriverRunner) -> None:
+    run = driver.run("say hello")
+    assert run.exit_code == 0, run.stderr
+    entry = _connection_start(run)
+    assert entry["sdkLoading"] == "lazy", entry["sdkLoadingReason"]
+
+
+def test_eager_loading_is_one_variable_away(driver: DriverRunner) -> None:
+    run = driver.run("say hello", COPILOT_DRIVER_SDK_LOADING="eager")
+    assert run.exit_code == 0, run.stderr
+    entry = _connection_start(run)
+    assert (entry["sdkLoading"], entry["sdkLoadingReason"]) == (
+        "eager",
+        "COPILOT_DRIVER_SDK_LOADING=eager",
+    )
+
+
+def test_an_unreadable_choice_means_eager_with_a_warning(driver: DriverRunner) -> None:
+    run = driver.run("say hello", COPILOT_DRIVER_SDK_LOADING="off")
+    assert run.exit_code == 0, run.stderr
+    assert _connection_start(run)["sdkLoading"] == "eager"
+    fallbacks = run.entries("config.fallback")
+    assert any("COPILOT_DRIVER_SDK_LOADING" in str(entry["message"]) for entry in fallbacks)
+
+
+def test_a_missing_cache_means_eager_naming_the_build_command(
+    driver: DriverRunner, tmp_path: Path
+) -> None:
+    """The driver run from an SDK copy no cache was built for: eager, and it says why."""
+    copy = tmp_path / "sdk"
+    release = release_dir(TESTED_SDK_VERSIONS[-1])
+    subprocess.run(["cp", "-a", str(release), str(copy)], check=True)
+    env = driver.environment("say hello")
+    env["PYTHONPATH"] = str(copy)
+    run = driver.run("say hello", env=env)
+    assert run.exit_code == 0, run.stderr
+    entry = _connection_start(run)
+    assert entry["sdkLoading"] == "eager"
+    assert "python -m copilot_driver.sdk_loading build" in entry["sdkLoadingReason"]

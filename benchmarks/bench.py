@@ -1,10 +1,12 @@
 """`make bench`: how fast the driver is, measured on the real runtime.
 
 One real Copilot CLI sidecar and the scripted model serve every run. For
-each driver command (this project's, plus any `--driver "CMD"`), runs are
-interleaved (driver A, driver B, A, B, ...) so ratios hold on a noisy
-machine, after `--warmup` unmeasured rounds. Reported as medians with the
-spread (min-max):
+each driver command (this project's, the same with the SDK imported eagerly,
+gh-aw's Node driver, plus any `--driver "CMD"`), runs are interleaved
+(driver A, driver B, A, B, ...) so ratios hold on a noisy machine, after
+`--warmup` unmeasured rounds; a run fails when it exits non-zero or (for the
+drivers whose output is known) does not show the model's reply. Reported as
+medians with the spread (min-max):
 
 - whole-process wall time of a plain turn and of a one-tool turn;
 - gh-aw's own Node driver (`copilot_sdk_driver.cjs`, vendored in

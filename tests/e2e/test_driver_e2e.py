@@ -13,12 +13,12 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from sdk_releases import build_release_cache, release_environment
 
 from copilot_driver.compatibility import TESTED_SDK_VERSIONS
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar, ToolCall
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
 from copilot_driver.testing.fixtures import DriverRun, DriverRunner
+from helpers.sdk_releases import build_release_cache, release_environment
 
 pytestmark = pytest.mark.e2e
 

@@ -16,17 +16,19 @@ import random
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sdk_releases import release_dir, release_environment
 
 from copilot_driver.compatibility import TESTED_SDK_VERSIONS
-from copilot_driver.sdk_loading.build import build
 from copilot_driver.sdk_loading.cache import source_hashes
 from copilot_driver.sdk_loading.verified import VERIFIED_SDK_FILES
 from copilot_driver.testing.fixtures import DriverRun, DriverRunner
+from helpers.sdk_releases import release_dir, release_environment
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +42,7 @@ def _connection_start(run: DriverRun) -> dict[str, Any]:
 
 def test_every_tested_release_is_verified_with_the_digests_of_its_files() -> None:
     assert list(VERIFIED_SDK_FILES) == list(TESTED_SDK_VERSIONS)
-    listed = re.search(r"^SDK_RELEASES := (.*?)\n\n", MAKEFILE.read_text(), re.M | re.S)
+    listed = re.search(r"^SDK_RELEASES := ((?:.*\\\n)*.*)$", MAKEFILE.read_text(), re.M)
     assert listed is not None
     assert listed.group(1).replace("\\\n", " ").split() == list(TESTED_SDK_VERSIONS)
     for version in TESTED_SDK_VERSIONS:
@@ -48,25 +50,58 @@ def test_every_tested_release_is_verified_with_the_digests_of_its_files() -> Non
         assert files == VERIFIED_SDK_FILES[version], version
 
 
+@dataclass(frozen=True)
+class ReleaseBuild:
+    """`python -m copilot_driver.sdk_loading build` run on one release, and then `status`."""
+
+    seeds: tuple[int, int]
+    build: subprocess.CompletedProcess[str]
+    status: subprocess.CompletedProcess[str]
+
+
+def _build_release(version: str, cache_dir: Path) -> ReleaseBuild:
+    seeds = (random.randrange(2**32), random.randrange(2**32))
+    options = ["--cache-dir", str(cache_dir)]
+    command = [sys.executable, "-m", "copilot_driver.sdk_loading"]
+    env = release_environment(version)
+
+    def run(*arguments: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *arguments, *options], env=env, capture_output=True, text=True, timeout=600
+        )
+
+    built = run("build", "--order-seeds", ",".join(map(str, seeds)))
+    return ReleaseBuild(seeds, built, run("status"))
+
+
+@pytest.fixture(scope="module")
+def release_builds(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, Future[ReleaseBuild]]]:
+    """Every release's build, two at a time in the background (each is a few child
+    processes, mostly one CPU each), so the tests below wait only for their own."""
+    cache_dir = tmp_path_factory.mktemp("sdk-caches")
+    for version in TESTED_SDK_VERSIONS:
+        release_dir(version)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            version: pool.submit(_build_release, version, cache_dir)
+            for version in TESTED_SDK_VERSIONS
+        }
+        yield futures
+        for future in futures.values():
+            future.cancel()
+
+
 @pytest.mark.parametrize("version", TESTED_SDK_VERSIONS)
 def test_a_lazy_import_describes_every_public_name_as_the_eager_one(
-    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    version: str, release_builds: dict[str, Future[ReleaseBuild]]
 ) -> None:
-    sdk_dir = release_dir(version) / "copilot"
-    # The build's child processes import this release.
-    monkeypatch.setenv("PYTHONPATH", release_environment(version)["PYTHONPATH"])
-    seeds = (random.randrange(2**32), random.randrange(2**32))
-    outcome = build(sdk_dir, tmp_path / "caches", order_seeds=seeds)
-    assert outcome.status == "built", f"access orders {seeds}: {outcome.message}"
-    status_command = ["status", "--cache-dir", str(tmp_path / "caches")]
-    status = subprocess.run(
-        [sys.executable, "-m", "copilot_driver.sdk_loading", *status_command],
-        env=release_environment(version),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "the SDK loads lazy" in status.stdout, status.stdout
+    """A fresh build verifies (eager == lazy in two random orders), and is then used."""
+    done = release_builds[version].result()
+    assert done.build.returncode == 0, f"access orders {done.seeds}: {done.build.stderr}"
+    assert "built and verified" in done.build.stdout
+    assert f"the SDK loads lazy: github-copilot-sdk {version}," in done.status.stdout
 
 
 def test_the_driver_loads_the_sdk_lazily_and_says_so(driver: DriverRunner) -> None:

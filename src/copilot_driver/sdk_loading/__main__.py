@@ -29,6 +29,13 @@ def main(argv: list[str] | None = None) -> int:
     build_command = commands.add_parser("build", help="build and verify the cache")
     build_command.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
     build_command.add_argument("--force", action="store_true", help="rebuild even if present")
+    build_command.add_argument(
+        "--order-seeds",
+        type=_seeds,
+        default=(1,),
+        help="comma-separated seeds of the shuffled orders the verification touches the "
+        "public names in, one lazy child process each (default: 1)",
+    )
     status_command = commands.add_parser("status", help="what a driver run would do, and why")
     status_command.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
     describe = commands.add_parser("describe", help=argparse.SUPPRESS)
@@ -38,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     describe.add_argument("--order-seed", type=int)
     args = parser.parse_args(argv)
     if args.command == "build":
-        return _build(args.cache_dir, force=args.force)
+        return _build(args.cache_dir, force=args.force, order_seeds=args.order_seeds)
     if args.command == "status":
         loading = install(cache_dir=args.cache_dir)
         print(f"{PREFIX} the SDK loads {loading.mode}: {loading.reason}")
@@ -46,11 +53,18 @@ def main(argv: list[str] | None = None) -> int:
     return _describe(args.sdk_dir, args.out, args.cache, args.order_seed)
 
 
-def _build(cache_dir: Path, *, force: bool) -> int:
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not comma-separated whole numbers: {text!r}") from None
+
+
+def _build(cache_dir: Path, *, force: bool, order_seeds: tuple[int, ...]) -> int:
     from copilot_driver.sdk_loading.build import DescribeError, build
 
     try:
-        outcome = build(cache_dir=cache_dir, force=force)
+        outcome = build(cache_dir=cache_dir, force=force, order_seeds=order_seeds)
     except DescribeError as error:
         print(f"{PREFIX} error: {error}; the driver imports the SDK eagerly", file=sys.stderr)
         return 1

@@ -88,6 +88,7 @@ def write_cache(path: Path, modules: Mapping[str, CachedModule]) -> None:
     try:
         with os.fdopen(descriptor, "wb") as file:
             marshal.dump(record, file)
+        os.chmod(temporary, 0o644)  # readable by whoever runs the driver
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

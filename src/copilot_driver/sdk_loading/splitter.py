@@ -92,6 +92,7 @@ def split_module(
         raise SplitDeclinedError(f"{name}: no `from __future__ import annotations`")
     _check_known_sources(name, body)
     split = _Splitter(name, filename, future_flags, star_names)
+    split.import_context = _imports(body)
     first_binding = _first_bindings(body)
     for index, statement in enumerate(body):
         where = f"{name} line {statement.lineno}"
@@ -129,6 +130,8 @@ class _Splitter:
         self.lazy_names: set[str] = set()
         self.reexport_from: str | None = None
         self.reexported: list[str] = []
+        self.import_context: list[ast.stmt] = []
+        """The module's imports, which the compiler treats apart (`_compiled`)."""
 
     def add(self, index: int, statement: ast.stmt, reads: set[str], where: str) -> None:
         star = _star_import(statement, self.package)
@@ -144,7 +147,7 @@ class _Splitter:
                     self.reexported.remove(bound)  # bound again here: eager code keeps this one
                     del self.bound_at[bound]
                 self._bind(bound, index, where)
-            self.eager.append(self._compiled(statement))
+            self.eager.append(self._compiled(statement, with_imports=False))
             return
         for bound in binds:
             self._bind(bound, index, where)
@@ -166,12 +169,37 @@ class _Splitter:
             raise SplitDeclinedError(f"{where}: {name!r} is bound twice")
         self.bound_at[name] = index
 
-    def _compiled(self, statement: ast.stmt) -> bytes:
-        """The statement alone, with its own line numbers and the module's future flags."""
-        module = ast.Module(body=[statement], type_ignores=[])
+    def _compiled(self, statement: ast.stmt, *, with_imports: bool = True) -> bytes:
+        """The statement alone, with its own line numbers and the module's future flags.
+
+        The module's imports come first under `if False:`, which runs nothing but lets
+        the compiler see which names are imported: it compiles `imported.f(...)`
+        differently (no method-call shortcut), and the code must be the eager one's."""
+        body = [statement]
+        if with_imports and self.import_context:
+            never = ast.copy_location(ast.Constant(value=False), statement)
+            imports = ast.If(test=never, body=self.import_context, orelse=[])
+            body.insert(0, ast.copy_location(imports, statement))
+        module = ast.Module(body=body, type_ignores=[])
         flags = self.future_flags
         code = compile(module, self.filename, "exec", flags=flags, dont_inherit=True)
         return marshal.dumps(code)
+
+
+def _imports(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every import of the module (those under `if TYPE_CHECKING:` too), but future and
+    star imports, which may not stand inside an `if`."""
+    found: list[ast.stmt] = []
+    for statement in body:
+        inner = statement.body if isinstance(statement, ast.If) else [statement]
+        for item in inner:
+            if isinstance(item, ast.Import) or (
+                isinstance(item, ast.ImportFrom)
+                and item.module != "__future__"
+                and all(alias.name != "*" for alias in item.names)
+            ):
+                found.append(item)
+    return found
 
 
 def exported_names(source: str, filename: str) -> tuple[str, ...]:

@@ -355,7 +355,8 @@ def node_reference(model_base_url: str) -> tuple[Driver | None, dict[str, Any]]:
         [node, "--version"], capture_output=True, text=True, check=False
     ).stdout.strip()
     sdk = json.loads((modules / NODE_SDK_PACKAGE).read_text()).get("version", "?")
-    driver = Driver([node, str(NODE_DRIVER)], node_reference_env(modules, model_base_url), True)
+    env = node_reference_env(modules, model_base_url)
+    driver = Driver([node, str(NODE_DRIVER)], env, checks_reply=True)
     return driver, {"measured": True, "node": version, "sdk": sdk}
 
 

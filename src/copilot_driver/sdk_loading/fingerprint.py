@@ -41,6 +41,7 @@ import hashlib
 import importlib
 import inspect
 import json
+import marshal
 import os
 import pickle
 import random
@@ -77,10 +78,13 @@ _SIMPLE_SAMPLES: dict[object, object] = {
     uuid.UUID: _FIXED_UUID,
 }
 _UNION_ORIGINS = (typing.Union, types.UnionType)
-# Class `__dict__` entries left out: the annotations have their own line, and pickle
+# Class `__dict__` entries left out: the annotations, docstring, module and dataclass
+# parameters have their own lines, and pickle
 # caches `__slotnames__` on a class the first time one of its instances is pickled, which
 # depends on the order classes are described in.
-_UNDESCRIBED_MEMBERS = frozenset({"__annotations__", "__slotnames__"})
+_UNDESCRIBED_MEMBERS = frozenset(
+    {"__annotations__", "__doc__", "__module__", "__dataclass_params__", "__slotnames__"}
+)
 # Values whose repr is already the same in every process (the fast path: most constants).
 _PLAIN_TYPES = frozenset({str, int, float, bool, complex, bytes, type(None)})
 
@@ -201,7 +205,11 @@ class _Describer:
         return f" (is {' '.join(keys)})" if keys else ""
 
     def _class_ref(self, cls: type) -> str:
-        return _qualified_name(cls) + self._public_mark(cls)
+        # "(public)": this very class is one a public module holds; a class built twice
+        # (the copy a lazy loader's namespace would hold) loses the mark. Which names hold
+        # it is said once, on its own "same object as" line.
+        public = " (public)" if id(cls) in self._public_keys_by_id else ""
+        return _qualified_name(cls) + public
 
     def _type_repr(self, hint: object) -> str:
         """A type hint with each class it names by module, qualname and public name."""
@@ -270,21 +278,33 @@ class _Describer:
 
     def _code_fingerprint(self, code: types.CodeType) -> str:
         """Where the code is in the clear, everything it does as one digest."""
-        details = [
-            code.co_code.hex(),
-            repr(code.co_names),
-            repr(code.co_varnames),
-            repr(code.co_freevars),
-            repr(code.co_cellvars),
-            repr((code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)),
-            repr(code.co_flags),
-            # The lazy loader compiles each statement alone with its original line numbers.
-            repr(list(code.co_lines())),
-            code.co_exceptiontable.hex(),
-            *(self._repr(constant) for constant in code.co_consts),
-        ]
+        # Plain constants (most of them: JSON keys, docstrings) stay themselves, so one
+        # repr of the whole tuple below describes them; the rest (nested code) as text.
+        constants = tuple(
+            constant if type(constant) in _PLAIN_TYPES else ("<", self._repr(constant))
+            for constant in code.co_consts
+        )
+        names = (code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)
+        # Bytes and ints only, so marshal's format 2 (no back-references, which follow
+        # reference counts) is exact, and much faster than repr for the line tables.
+        numbers = marshal.dumps(
+            (
+                code.co_code,
+                code.co_argcount,
+                code.co_posonlyargcount,
+                code.co_kwonlyargcount,
+                code.co_flags,
+                # The lazy loader compiles each statement alone with its original line
+                # numbers: the (start, end, line) ranges must be the same.
+                tuple(code.co_lines()),
+                code.co_exceptiontable,
+            ),
+            2,
+        )
+        digest = hashlib.sha256(numbers)
+        digest.update(repr((names, constants)).encode())
         place = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-        return f"code {code.co_qualname}@{place} digest={_digest(chr(0).join(details))}"
+        return f"code {code.co_qualname}@{place} digest={digest.hexdigest()[:20]}"
 
     def _member_repr(self, name: str, member: object) -> str:
         """What a class `__dict__` entry is: functions by their code."""

@@ -177,7 +177,7 @@ class _Describer:
         self._public_keys_by_id = keys_by_id
         # A sample, or the reason none can be built, per (class, depth).
         self._samples: dict[tuple[type, int], object] = {}
-        self._type_hints: dict[type, dict[str, Any]] = {}
+        self._type_hints: dict[type | types.FunctionType, dict[str, Any]] = {}
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -261,19 +261,25 @@ class _Describer:
             "kind: function",
             f"qualified name: {_qualified_name(function)}",
             f"signature: {signature}",
-            f"function: {self._function_summary(function)}",
+            f"function: {self._function_summary(function, with_hints=True)}",
         ]
 
-    def _function_summary(self, function: types.FunctionType) -> str:
+    def _function_summary(self, function: types.FunctionType, *, with_hints: bool) -> str:
         summary = (
             f"{self._code_fingerprint(function.__code__)}"
+            f" name={_qualified_name(function)}"
+            # The namespace the code's global names are looked up in: a lazy loader's
+            # functions must still see the generated module's.
+            f" globals={function.__globals__.get('__name__')!r}"
             f" defaults={self._repr(function.__defaults__)}"
             f" kwdefaults={self._repr(function.__kwdefaults__)}"
             f" annotations={self._repr(function.__annotations__)}"
         )
+        if with_hints:
+            summary += f" type hints={self._hints_repr(function)}"
         wrapped = getattr(function, "__wrapped__", None)
         if isinstance(wrapped, types.FunctionType):
-            summary += f" wrapping {self._function_summary(wrapped)}"
+            summary += f" wrapping {self._function_summary(wrapped, with_hints=False)}"
         return summary
 
     def _code_fingerprint(self, code: types.CodeType) -> str:
@@ -306,18 +312,22 @@ class _Describer:
         place = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
         return f"code {code.co_qualname}@{place} digest={digest.hexdigest()[:20]}"
 
-    def _member_repr(self, name: str, member: object) -> str:
-        """What a class `__dict__` entry is: functions by their code."""
+    def _member_repr(self, name: str, member: object, *, with_hints: bool) -> str:
+        """What a class `__dict__` entry is: functions by their code, and with their type
+        hints when `with_hints`."""
         if name == "__dataclass_fields__" and isinstance(member, dict):
             # The fields themselves are described one by one (`field ...` lines).
             return self._repr(list(member))
         if isinstance(member, types.FunctionType):
-            return self._function_summary(member)
+            return self._function_summary(member, with_hints=with_hints)
         if isinstance(member, staticmethod | classmethod):
-            return f"{type(member).__name__} of {self._member_repr(name, member.__func__)}"
+            function = self._member_repr(name, member.__func__, with_hints=with_hints)
+            return f"{type(member).__name__} of {function}"
         if isinstance(member, property):
             accessors = (member.fget, member.fset, member.fdel)
-            return "property " + " / ".join(self._member_repr(name, each) for each in accessors)
+            return "property " + " / ".join(
+                self._member_repr(name, each, with_hints=with_hints) for each in accessors
+            )
         return self._repr(member)
 
     # -- other values --------------------------------------------------------------------
@@ -348,12 +358,16 @@ class _Describer:
             f"protocol: {getattr(cls, '_is_protocol', False)}"
             f" runtime={getattr(cls, '_is_runtime_protocol', False)}",
         ]
+        # The API and handler classes' methods with their type hints, which name the
+        # request and result classes; a dataclass's methods without (its hints are its
+        # fields', on the class; evaluating every from_dict's too would double the time).
+        with_hints = not dataclasses.is_dataclass(cls)
         lines += [
-            f"member {name}: {self._member_repr(name, cls.__dict__[name])}"
+            f"member {name}: {self._member_repr(name, cls.__dict__[name], with_hints=with_hints)}"
             for name in sorted(cls.__dict__)
             if name not in _UNDESCRIBED_MEMBERS
         ]
-        lines.append(f"type hints: {self._type_hints_repr(cls)}")
+        lines.append(f"type hints: {self._hints_repr(cls)}")
         if dataclasses.is_dataclass(cls):
             lines += self._dataclass_lines(cls)
         if issubclass(cls, enum.Enum):
@@ -370,17 +384,19 @@ class _Describer:
             return "protocol"
         return "class"
 
-    def _type_hints_repr(self, cls: type) -> str:
+    def _hints_repr(self, owner: type | types.FunctionType) -> str:
+        """`typing.get_type_hints`: the string annotations evaluated in the namespace of
+        the module that defines them."""
         try:
-            hints = self._hints(cls)
+            hints = self._hints(owner)
         except Exception as error:  # Eager and lazy must then fail alike.
             return _failure(error)
         return "{" + ", ".join(f"{name}: {self._type_repr(t)}" for name, t in hints.items()) + "}"
 
-    def _hints(self, cls: type) -> dict[str, Any]:
-        if cls not in self._type_hints:
-            self._type_hints[cls] = typing.get_type_hints(cls)
-        return self._type_hints[cls]
+    def _hints(self, owner: type | types.FunctionType) -> dict[str, Any]:
+        if owner not in self._type_hints:
+            self._type_hints[owner] = typing.get_type_hints(owner)
+        return self._type_hints[owner]
 
     def _dataclass_lines(self, cls: type) -> list[str]:
         lines = [f"dataclass params: {self._repr(cls.__dict__.get('__dataclass_params__'))}"]

@@ -127,6 +127,9 @@ def test_a_description_names_what_it_compares(fingerprints: dict[str, dict[str, 
         in request
     )
     assert "round trip: ok " in request
+    function = fingerprints["all order"]["copilot.rpc:rpc_from_dict"]
+    assert "globals='copilot.generated.rpc'" in function
+    assert "return: copilot.generated.rpc.RPC (public)}" in function
     sentinel = fingerprints["all order"]["copilot.rpc:UNSET_SENTINEL"]
     assert sentinel.endswith("value: <builtins.object instance> (is copilot.rpc:UNSET_SENTINEL)")
     assert " at 0x" not in "".join(fingerprints["all order"].values())

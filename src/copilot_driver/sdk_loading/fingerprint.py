@@ -434,17 +434,23 @@ class _Describer:
             return f"round trip: no sample ({reason})"
         except Exception as error:
             return f"round trip: sample failed {_failure(error)}"
+        step = "to_dict"  # the step that raised, said with the failure
         try:
             as_dict = sample.to_dict()  # type: ignore[attr-defined]
+            step = "json"
             as_json = json.dumps(as_dict, sort_keys=True, default=str)
+            step = "from_dict"
             again = cls.from_dict(as_dict)  # type: ignore[attr-defined]
+            step = "to_dict again"
             same_dict = again.to_dict() == as_dict
-            pickled = _pickle_round_trip(sample)
+            step = "=="
+            same_object = again == sample
         except Exception as error:
-            return f"round trip: failed {_failure(error)}"
-        verdict = "ok" if again == sample and same_dict and pickled == "equal" else "unequal"
+            return f"round trip: failed in {step} {_failure(error)}"
+        pickled = _pickle_round_trip(sample)
+        verdict = "ok" if same_object and same_dict and pickled == "equal" else "unequal"
         return (
-            f"round trip: {verdict} from_dict==sample:{again == sample}"
+            f"round trip: {verdict} from_dict==sample:{same_object}"
             f" to_dict==dict:{same_dict} pickle:{pickled} json={_kept_text(as_json)}"
         )
 

@@ -79,9 +79,8 @@ _SIMPLE_SAMPLES: dict[object, object] = {
 }
 _UNION_ORIGINS = (typing.Union, types.UnionType)
 # Class `__dict__` entries left out: the annotations, docstring, module and dataclass
-# parameters have their own lines, and pickle
-# caches `__slotnames__` on a class the first time one of its instances is pickled, which
-# depends on the order classes are described in.
+# parameters have their own lines; pickle caches `__slotnames__` on a class the first time
+# one of its instances is pickled, which depends on the order classes are described in.
 _UNDESCRIBED_MEMBERS = frozenset(
     {"__annotations__", "__doc__", "__module__", "__dataclass_params__", "__slotnames__"}
 )
@@ -113,8 +112,8 @@ def describe(
         f"{module_name}:{name}": getattr(importlib.import_module(module_name), name)
         for module_name, name in access_order
     }
-    describer = _Describer(objects)
-    descriptions = {key: describer.describe(key, value) for key, value in objects.items()}
+    describer = _Describer(objects, packages={name.partition(".")[0] for name in module_names})
+    descriptions = {key: describer.describe(value) for key, value in objects.items()}
     return {key: descriptions[key] for key in sorted(descriptions)}
 
 
@@ -168,20 +167,23 @@ class _Describer:
     """Describes the objects of one `describe()` call; knows which public names hold
     which objects, so that sameness is described by public name, never by id."""
 
-    def __init__(self, objects: Mapping[str, object]) -> None:
+    def __init__(self, objects: Mapping[str, object], *, packages: set[str]) -> None:
         # ids are only compared here, while `objects` keeps every object alive; the
         # descriptions name the public keys instead.
         keys_by_id: dict[int, list[str]] = {}
         for key in sorted(objects):
             keys_by_id.setdefault(id(objects[key]), []).append(key)
         self._public_keys_by_id = keys_by_id
+        # Classes of these top-level packages are described in full; others (`list`,
+        # `typing.Any`, aliased by a public name) by name only.
+        self._packages = packages
         # A sample, or the reason none can be built, per (class, depth).
         self._samples: dict[tuple[type, int], object] = {}
         self._type_hints: dict[type | types.FunctionType, dict[str, Any]] = {}
 
     # -- dispatch ------------------------------------------------------------------------
 
-    def describe(self, key: str, value: object) -> str:
+    def describe(self, value: object) -> str:
         lines = [f"same object as: {self._public_keys_by_id[id(value)]}"]
         if isinstance(value, type):
             lines += self._class_lines(value)
@@ -196,7 +198,10 @@ class _Describer:
                 f"kind: value of {_qualified_name(type(value))}",
                 f"value: {self._repr(value)}",
             ]
-        return "\n".join(line.replace("\n", "\\n") for line in lines)
+        text = "\n".join(line.replace("\n", "\\n") for line in lines)
+        # Addresses can hide in any text (a dataclass's generated docstring shows its
+        # defaults' reprs): none survives.
+        return _ADDRESS.sub("", text)
 
     # -- names and values ----------------------------------------------------------------
 
@@ -243,6 +248,7 @@ class _Describer:
         if isinstance(value, set | frozenset):
             return type(value).__name__ + "{" + ", ".join(sorted(map(self._repr, value))) + "}"
         if isinstance(value, dict):
+            # Insertion order: the order of definition, the same in every process.
             items = (f"{self._repr(k)}: {self._repr(v)}" for k, v in value.items())
             return "{" + ", ".join(items) + "}"
         if type(value).__repr__ is object.__repr__:
@@ -344,8 +350,7 @@ class _Describer:
     # -- classes -------------------------------------------------------------------------
 
     def _class_lines(self, cls: type) -> list[str]:
-        if not cls.__module__.startswith("copilot"):
-            # `list`, `typing.Any`: aliases of what the standard library defines.
+        if cls.__module__.partition(".")[0] not in self._packages:
             return [f"kind: outside class {self._class_ref(cls)}"]
         lines = [
             f"kind: {self._class_kind(cls)}",

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 import copilot_driver
 from copilot_driver.sdk_loading import fingerprint
-from copilot_driver.sdk_loading.fingerprint import difference, public_names
+from copilot_driver.sdk_loading.fingerprint import describe, difference, public_names
 
 # The `src` folder this test runs against, so the children describe with the same code.
 _SOURCES = Path(copilot_driver.__file__).resolve().parents[1]
@@ -155,6 +156,116 @@ def test_the_fingerprint_sees_real_changes(fingerprints: dict[str, dict[str, str
     assert "AbortReason (public) | None}" in copy_hint.split(", actual ")[0]
     assert "AbortReason | None}" in copy_hint.split(", actual ")[1]
     assert not any(line.startswith("missing") for line in lines)
+
+
+# A stand-in for the generated modules, small enough to describe in-process: each kind of
+# object they hold, and the standard types a sample is built for.
+_STAND_IN = """
+from __future__ import annotations
+
+import datetime
+import uuid
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T", bound=int)
+SENTINEL = object()
+WORDS = frozenset({"delta", "alpha", "charlie", "bravo"})
+
+
+class Colour(Enum):
+    RED = "red"
+    BLUE = "blue"
+    CRIMSON = "red"
+
+
+@dataclass
+class Stamp:
+    at: datetime.datetime
+    lasting: datetime.timedelta
+    id: uuid.UUID
+    colour: Colour
+    tags: list[str] = field(default_factory=list)
+    extra: Any = SENTINEL
+
+    @staticmethod
+    def from_dict(obj: Any) -> Stamp:
+        return Stamp(
+            datetime.datetime.fromisoformat(obj["at"]),
+            datetime.timedelta(seconds=obj["lasting"]),
+            uuid.UUID(obj["id"]),
+            Colour(obj["colour"]),
+            list(obj["tags"]),
+            obj.get("extra", SENTINEL),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        result = {
+            "at": self.at.isoformat(),
+            "lasting": self.lasting.total_seconds(),
+            "id": str(self.id),
+            "colour": self.colour.value,
+            "tags": self.tags,
+        }
+        if self.extra is not SENTINEL:
+            result["extra"] = self.extra
+        return result
+
+
+Stamps = Stamp | list[Stamp]
+
+
+class Handler(Protocol):
+    def handle(self, stamp: Stamp) -> Colour | None: ...
+
+
+def load(obj: Any) -> Stamp:
+    return Stamp.from_dict(obj)
+
+
+__all__ = ["T", "SENTINEL", "WORDS", "Colour", "Stamp", "Stamps", "Handler", "load"]
+"""
+
+
+@pytest.fixture(scope="module")
+def stand_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The stand-in's module name, importable for the module's tests (module scope, so
+    hypothesis may run a test many times with it)."""
+    folder = tmp_path_factory.mktemp("stand_in")
+    (folder / "fingerprint_stand_in.py").write_text(_STAND_IN)
+    sys.path.insert(0, str(folder))
+    try:
+        yield "fingerprint_stand_in"
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("fingerprint_stand_in", None)
+
+
+def test_each_kind_of_object_is_described_stably(stand_in: str) -> None:
+    described = describe([stand_in])
+    assert list(described) == sorted(f"{stand_in}:{name}" for _, name in public_names([stand_in]))
+    assert " at 0x" not in "".join(described.values())
+    assert "bound: builtins.int" in described[f"{stand_in}:T"]
+    words = "value: frozenset{'alpha', 'bravo', 'charlie', 'delta'}"
+    assert words in described[f"{stand_in}:WORDS"]
+    colour = described[f"{stand_in}:Colour"]
+    assert "enum member RED: 'red'\nenum member BLUE: 'blue'\nenum alias CRIMSON: RED" in colour
+    assert "enum pickle RED: identical" in colour
+    stamp = described[f"{stand_in}:Stamp"]
+    assert f"default=<builtins.object instance> (is {stand_in}:SENTINEL)" in stamp
+    assert "default_factory=builtins.list" in stamp
+    assert f"colour: {stand_in}.Colour (public)" in stamp
+    assert "\nround trip: ok " in stamp
+    assert '"at": "2024-01-02T03:04:05+00:00"' in stamp
+    assert "kind: protocol" in described[f"{stand_in}:Handler"]
+    assert f"return: {stand_in}.Stamp (public)" in described[f"{stand_in}:load"]
+    assert "kind: type expression" in described[f"{stand_in}:Stamps"]
+
+
+@given(order_seed=st.integers())
+def test_any_access_order_gives_the_same_descriptions(stand_in: str, order_seed: int) -> None:
+    assert describe([stand_in], order_seed=order_seed) == describe([stand_in])
 
 
 def test_difference_of_equal_fingerprints_is_empty() -> None:

@@ -159,8 +159,11 @@ def _qualified_name(value: Any) -> str:
     return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}"
 
 
-class _NoSampleError(Exception):
-    """No sample value can be built for a type (too deep, or a type it does not know)."""
+@dataclasses.dataclass(frozen=True)
+class _NoSample:
+    """Why no sample value can be built for a type (too deep, or a type it does not know)."""
+
+    reason: str
 
 
 class _Describer:
@@ -177,7 +180,7 @@ class _Describer:
         # Classes of these top-level packages are described in full; others (`list`,
         # `typing.Any`, aliased by a public name) by name only.
         self._packages = packages
-        # A sample, or the reason none can be built, per (class, depth).
+        # A sample, or why none can be built (a `_NoSample`), per (class, depth).
         self._samples: dict[tuple[type, int], object] = {}
         self._type_hints: dict[type | types.FunctionType, dict[str, Any]] = {}
 
@@ -435,10 +438,10 @@ class _Describer:
     def _round_trip(self, cls: type) -> str:
         try:
             sample = self._dataclass_sample(cls, 0)
-        except _NoSampleError as reason:
-            return f"round trip: no sample ({reason})"
         except Exception as error:
             return f"round trip: sample failed {_failure(error)}"
+        if isinstance(sample, _NoSample):
+            return f"round trip: no sample ({sample.reason})"
         step = "to_dict"  # the step that raised, said with the failure
         try:
             as_dict = sample.to_dict()  # type: ignore[attr-defined]
@@ -459,36 +462,34 @@ class _Describer:
             f" to_dict==dict:{same_dict} pickle:{pickled} json={_kept_text(as_json)}"
         )
 
+    # The sample builders return a `_NoSample` rather than raise one: the package's
+    # exceptions all derive from `CopilotDriverError`, which this is not.
+
     def _dataclass_sample(self, cls: type, depth: int) -> object:
         """A deterministic instance of `cls`; a pure function of (cls, depth), so the
         cache never makes it depend on the order classes are described in."""
         if depth > _SAMPLE_DEPTH:
-            raise _NoSampleError(f"deeper than {_SAMPLE_DEPTH}")
+            return _NoSample(f"deeper than {_SAMPLE_DEPTH}")
         if (cls, depth) not in self._samples:
-            try:
-                self._samples[(cls, depth)] = cls(**self._field_samples(cls, depth))
-            except _NoSampleError as reason:
-                self._samples[(cls, depth)] = reason
-        sample = self._samples[(cls, depth)]
-        if isinstance(sample, _NoSampleError):
-            raise sample
-        return sample
+            values = self._field_samples(cls, depth)
+            sample = values if isinstance(values, _NoSample) else cls(**values)
+            self._samples[(cls, depth)] = sample
+        return self._samples[(cls, depth)]
 
-    def _field_samples(self, cls: type, depth: int) -> dict[str, object]:
+    def _field_samples(self, cls: type, depth: int) -> dict[str, object] | _NoSample:
+        """Keyword arguments for `cls`: a sample per field, or its default if it has none."""
         hints = self._hints(cls)
         values: dict[str, object] = {}
         for field in dataclasses.fields(cls):
             if not field.init:
                 continue
-            try:
-                values[field.name] = self._sample(hints[field.name], depth + 1)
-            except _NoSampleError:
-                has_default = (
-                    field.default is not dataclasses.MISSING
-                    or field.default_factory is not dataclasses.MISSING
-                )
-                if not has_default:
-                    raise
+            value = self._sample(hints[field.name], depth + 1)
+            if not isinstance(value, _NoSample):
+                values[field.name] = value
+            elif field.default is dataclasses.MISSING and (
+                field.default_factory is dataclasses.MISSING
+            ):
+                return value
         return values
 
     def _sample(self, hint: object, depth: int) -> object:
@@ -501,7 +502,7 @@ class _Describer:
             return self._generic_sample(origin, typing.get_args(hint), depth)
         if isinstance(hint, type):
             return self._class_sample(hint, depth)
-        raise _NoSampleError(f"unknown type {self._type_repr(hint)}")
+        return _NoSample(f"unknown type {self._type_repr(hint)}")
 
     def _class_sample(self, cls: type, depth: int) -> object:
         if issubclass(cls, enum.Enum):
@@ -512,7 +513,7 @@ class _Describer:
             return ["s"]
         if cls is dict:
             return {"k": "s"}
-        raise _NoSampleError(f"unknown class {_qualified_name(cls)}")
+        return _NoSample(f"unknown class {_qualified_name(cls)}")
 
     def _generic_sample(self, origin: object, arguments: tuple[Any, ...], depth: int) -> object:
         if origin in _UNION_ORIGINS:
@@ -520,23 +521,24 @@ class _Describer:
         if origin is typing.Literal:
             return arguments[0]
         if origin is list:
-            return [self._sample(arguments[0], depth)] if arguments else ["s"]
+            item = self._sample(arguments[0], depth) if arguments else "s"
+            return item if isinstance(item, _NoSample) else [item]
         if origin is dict:
-            return {"k": self._sample(arguments[1], depth)} if arguments else {"k": "s"}
-        raise _NoSampleError(f"unknown generic {self._type_repr(origin)}")
+            value = self._sample(arguments[1], depth) if arguments else "s"
+            return value if isinstance(value, _NoSample) else {"k": value}
+        return _NoSample(f"unknown generic {self._type_repr(origin)}")
 
     def _union_sample(self, alternatives: tuple[Any, ...], depth: int) -> object:
         """The first alternative a sample can be built for; None only as the last resort,
         so optional fields are filled and their to_dict branches taken."""
         ordered = [a for a in alternatives if a is not type(None)]
         for alternative in ordered:
-            try:
-                return self._sample(alternative, depth)
-            except _NoSampleError:
-                continue
+            sample = self._sample(alternative, depth)
+            if not isinstance(sample, _NoSample):
+                return sample
         if len(ordered) < len(alternatives):
             return None
-        raise _NoSampleError("no alternative of a union")
+        return _NoSample("no alternative of a union")
 
 
 def _pickle_round_trip(value: object) -> str:

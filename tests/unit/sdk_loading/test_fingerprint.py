@@ -112,7 +112,7 @@ def test_a_shuffled_access_order_agrees_with_the_all_order(
 
 def test_every_public_name_is_described(fingerprints: dict[str, dict[str, str]]) -> None:
     names = public_names()
-    assert len(names) > 2000  # both generated modules, not an empty __all__
+    assert len(names) > 1500  # both generated modules (1,855 names on 1.0.13), not empty
     assert sorted(fingerprints["all order"]) == sorted(f"{m}:{n}" for m, n in names)
 
 
@@ -143,8 +143,11 @@ def test_a_description_names_what_it_compares(fingerprints: dict[str, dict[str, 
     function = fingerprints["all order"]["copilot.rpc:rpc_from_dict"]
     assert "globals='copilot.generated.rpc'" in function
     assert "return: copilot.generated.rpc.RPC (public)}" in function
-    sentinel = fingerprints["all order"]["copilot.rpc:UNSET_SENTINEL"]
-    assert sentinel.endswith("value: <builtins.object instance> (is copilot.rpc:UNSET_SENTINEL)")
+    # The sentinel dataclasses default to (public since 1.0.21): named, not addressed.
+    sentinel = fingerprints["all order"].get("copilot.rpc:UNSET_SENTINEL")
+    if sentinel is not None:
+        expected = "value: <builtins.object instance> (is copilot.rpc:UNSET_SENTINEL)"
+        assert sentinel.endswith(expected)
     assert " at 0x" not in "".join(fingerprints["all order"].values())
 
 

@@ -28,8 +28,12 @@ set or hash order, so it is the same in every process. It compares:
 
 What it cannot see: the private helpers (`from_str`, `_load_*`) except through the
 behaviour of the public classes that call them; the branches of `from_dict`/`to_dict` one
-sample does not take; column positions in the code (tracebacks only); anything outside
-the public modules' `__all__`; and object identity beyond the public names.
+sample does not take (one sample per class, None only where nothing else can be built);
+classes without dataclass fields (`Data`) in behaviour; the type hints of a dataclass's
+own methods (its fields' are evaluated); closure cells; column positions in the code
+(tracebacks only); anything outside the public modules' `__all__`; object identity
+beyond the public names. Pickle finds classes by their `__module__`, so the round trips
+import `copilot.generated.*` the way any user's pickle does; nothing else does.
 """
 
 from __future__ import annotations

@@ -22,9 +22,12 @@ from copilot_driver.sdk_loading import install_cache
 from copilot_driver.sdk_loading.namespace import LazyModule, LazyNamespace, Pending
 from helpers.synthetic_sdk import (
     PUBLIC_MODULES,
+    RPC,
+    build_cache,
     describe_all,
     isolated_sdk_import,
     run_child,
+    write_synthetic_sdk,
 )
 
 IMPORTED_BY_RPC = {
@@ -343,3 +346,44 @@ def test_a_namespace_without_the_name_raises_key_error() -> None:
     assert namespace.get("A") is None  # `get` sees only what is built
     assert "A" not in namespace
     assert namespace.unbuilt() == ["A"]
+
+
+def test_two_threads_importing_the_sdk_at_once_do_not_deadlock(tmp_path: Path) -> None:
+    """Thread 1 imports `copilot` (so `generated.rpc`, which imports `session_events`),
+    thread 2 `copilot.generated.session_events`, while thread 1 is inside rpc's imports.
+    An eager import finishes; the lazy one hung when `exec_module` held BUILD_LOCK:
+    thread 2 held session_events' import lock waiting for BUILD_LOCK, thread 1 held
+    BUILD_LOCK waiting for session_events' import lock."""
+    rpc = RPC.replace(
+        "from .session_events import", "import _slow_import\nfrom .session_events import"
+    )
+    sdk_dir = write_synthetic_sdk(tmp_path, {"generated/rpc.py": rpc})
+    (tmp_path / "_slow_import.py").write_text("import time\ntime.sleep(0.3)\n", encoding="utf-8")
+    cache = build_cache(sdk_dir, tmp_path / "cache")
+    code = f"""
+import importlib, os, sys, threading, time
+from pathlib import Path
+from copilot_driver.sdk_loading import install_cache
+install_cache(Path({str(cache)!r}), Path({str(sdk_dir)!r}))
+
+def first():
+    import copilot
+
+def second():
+    while "_slow_import" not in sys.modules:
+        time.sleep(0.001)
+    importlib.import_module("copilot.generated.session_events")
+
+threads = [threading.Thread(target=run, daemon=True) for run in (first, second)]
+for thread in threads:
+    thread.start()
+deadline = time.monotonic() + 8
+for thread in threads:
+    thread.join(max(0, deadline - time.monotonic()))
+hung = any(thread.is_alive() for thread in threads)
+print("hung" if hung else type(sys.modules["copilot.rpc"].ModeSetRequest).__name__, flush=True)
+os._exit(0)
+"""
+    done = run_child(code, sdk_dir)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "type"

@@ -88,6 +88,8 @@ def write_cache(path: Path, modules: Mapping[str, CachedModule]) -> None:
     try:
         with os.fdopen(descriptor, "wb") as file:
             marshal.dump(record, file)
+        # mkstemp's file is private (0600); a cache is read by every user of the install.
+        os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

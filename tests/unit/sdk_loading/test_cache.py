@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import marshal
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,15 @@ def test_a_write_replaces_the_file_whole_and_leaves_no_temporary_file(
     fresh = tmp_path / "fresh.marshal"
     write_cache(fresh, modules)
     assert path.read_bytes() == fresh.read_bytes()
+
+
+def test_a_cache_is_readable_by_every_user_like_the_installed_files(
+    tmp_path: Path, modules: dict[str, CachedModule]
+) -> None:
+    """Built at install time (maybe by root), read by whoever runs the driver."""
+    path = tmp_path / "cache.marshal"
+    write_cache(path, modules)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
 
 
 def test_a_failed_write_keeps_the_old_file_and_removes_its_temporary(

@@ -613,12 +613,14 @@ def describe(module_name: str, name: str) -> str:
         if issubclass(value, enum.Enum):
             facts["members"] = [(member.name, member.value) for member in value]
         facts["protocol"] = bool(getattr(value, "_is_protocol", False))
+        facts["source"] = inspect.getsource(value)
     elif isinstance(value, types.FunctionType):
         facts["module"] = value.__module__
         facts["qualname"] = value.__qualname__
         facts["where"] = (value.__code__.co_filename, value.__code__.co_firstlineno)
         facts["signature"] = _plain(str(inspect.signature(value)))
         facts["hints"] = _plain(repr(typing.get_type_hints(value)))
+        facts["source"] = inspect.getsource(value)
     return json.dumps(facts, sort_keys=True, default=repr)
 
 

@@ -16,7 +16,7 @@ from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, cast
 
 from copilot_driver.sdk_loading.cache import SDK_MODULES, CachedModule
-from copilot_driver.sdk_loading.namespace import BUILD_LOCK, LazyModule, LazyNamespace
+from copilot_driver.sdk_loading.namespace import LazyModule, LazyNamespace
 
 if TYPE_CHECKING:
     from importlib.abc import Loader
@@ -54,9 +54,11 @@ class SdkFinder:
         return LazyModule(namespace)
 
     def exec_module(self, module: ModuleType) -> None:
+        # Not under BUILD_LOCK: the import system's lock on this module already keeps
+        # other importers out, and these imports wait for other modules' locks, which
+        # a thread importing one of those while it waits for BUILD_LOCK would hold.
         name = module.__name__
         namespace = module.__dict__
-        with BUILD_LOCK:
-            for code_bytes in self.modules[name].eager:
-                code: CodeType = marshal.loads(code_bytes)  # noqa: S302 - our own cache
-                exec(code, namespace)  # noqa: S102 - the SDK's own statement, verified
+        for code_bytes in self.modules[name].eager:
+            code: CodeType = marshal.loads(code_bytes)  # noqa: S302 - our own cache
+            exec(code, namespace)  # noqa: S102 - the SDK's own statement, verified

@@ -104,6 +104,48 @@ def test_a_lazy_import_describes_every_public_name_as_the_eager_one(
     assert f"the SDK loads lazy: github-copilot-sdk {version}," in done.status.stdout
 
 
+THREADS_SCRIPT = """
+import random, sys, threading
+from copilot_driver.sdk_loading import install
+loading = install()
+assert loading.lazy, loading.reason
+import copilot.rpc, copilot.session_events
+modules = (copilot.rpc, copilot.session_events)
+names = [(module, name) for module in modules for name in module.__all__]
+barrier = threading.Barrier(8)
+seen, errors = [], []
+
+def look_up(seed):
+    order = names[:]
+    random.Random(seed).shuffle(order)
+    barrier.wait()
+    try:
+        seen.append({(module.__name__, name): getattr(module, name) for module, name in order})
+    except BaseException as error:
+        errors.append(repr(error))
+
+threads = [threading.Thread(target=look_up, args=(seed,)) for seed in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+assert not errors, errors
+assert len(seen) == 8 and all(found.keys() == seen[0].keys() for found in seen)
+different = [key for key in seen[0] if any(found[key] is not seen[0][key] for found in seen)]
+assert not different, different[:5]
+print(len(seen[0]))
+"""
+
+
+def test_eight_threads_building_the_same_names_at_once_get_the_same_objects() -> None:
+    """On the installed SDK and its cache (`make setup` builds it)."""
+    done = subprocess.run(
+        [sys.executable, "-c", THREADS_SCRIPT], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 2000
+
+
 def test_the_driver_loads_the_sdk_lazily_and_says_so(driver: DriverRunner) -> None:
     run = driver.run("say hello")
     assert run.exit_code == 0, run.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -17,6 +18,7 @@ from copilot_driver.env import (
     secrets_in,
 )
 from copilot_driver.env_docs import markdown_table
+from copilot_driver.variable import Variable
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -134,3 +136,53 @@ def test_secret_looking_values_are_those_of_long_enough_secret_named_variables()
 def test_github_actions_is_read_one_way_everywhere(value: str, expected: bool) -> None:
     assert env.in_github_actions({"GITHUB_ACTIONS": value}) is expected
     assert env.in_github_actions({}) is False
+
+
+def _quote(raw: str) -> str:
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(None, "auto"), ("", "auto"), ("auto", "auto"), ("eager", "eager"), (" EAGER\n", "eager")],
+)
+def test_sdk_loading_reads_auto_or_eager_without_a_notice(raw: str | None, expected: str) -> None:
+    notices: list[str] = []
+    assert env.SDK_LOADING.soft_value(raw, notices, _quote) == expected
+    assert notices == []
+
+
+@pytest.mark.parametrize("raw", ["off", "lazy", "0", "false", "auto,eager", "autoo"])
+def test_an_unreadable_sdk_loading_means_eager_not_the_default(raw: str) -> None:
+    """The safe choice for a value that cannot be read is the eager import."""
+    notices: list[str] = []
+    assert env.SDK_LOADING.soft_value(raw, notices, _quote) == "eager"
+    assert notices == [
+        f"COPILOT_DRIVER_SDK_LOADING={raw!r} is not auto or eager; using eager",
+    ]
+
+
+def test_unreadable_applies_to_counts_too_and_fallback_words_the_notice() -> None:
+    count = Variable("N", "n", "n", kind="count", default=5, limit=9, unreadable=1)
+    notices: list[str] = []
+    assert count.soft_value("", notices, _quote) == 5  # unset: the default
+    assert count.soft_value("10", notices, _quote) == 1  # unreadable: `unreadable`
+    assert count.soft_value("7", notices, _quote) == 7
+    assert notices == ["N='10' is not a positive whole number up to 9; using 1"]
+    worded = Variable("W", "w", "w", kind="choice", default="a", choices=("a", "b", "c"))
+    worded = dataclasses.replace(worded, unreadable="c", fallback="the safe one")
+    notices.clear()
+    assert worded.soft_value("z", notices, _quote) == "c"
+    assert notices == ["W='z' is not one of a, b, c; using the safe one"]
+
+
+def test_without_unreadable_a_bad_value_means_the_default() -> None:
+    notices: list[str] = []
+    assert env.LOG_LEVEL.unreadable is None
+    assert env.LOG_LEVEL.soft_value("loud", notices, _quote) == env.LOG_LEVEL.default
+    assert len(notices) == 1
+
+
+def test_a_text_variable_is_not_a_soft_setting() -> None:
+    with pytest.raises(TypeError, match="COPILOT_MODEL is not a soft setting"):
+        env.MODEL.soft_value("m", [], _quote)

@@ -40,6 +40,7 @@ MODULES = {
     "copilot_driver.adapters": "python -m copilot_driver.adapters",
     "copilot_driver.gh_aw": "python -m copilot_driver.gh_aw",
     "copilot_driver.github_action": "python -m copilot_driver.github_action",
+    "copilot_driver.sdk_loading": "python -m copilot_driver.sdk_loading",
 }
 
 

@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from copilot_driver import __version__
 from copilot_driver.sdk_loading import DEFAULT_CACHE_DIR, install, install_cache, sdk_folder
 from copilot_driver.sdk_loading.cache import SDK_MODULES
 
@@ -25,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Build or inspect the cache that lets the driver import the SDK's "
         "generated modules lazily.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     build_command = commands.add_parser("build", help="build and verify the cache")
     build_command.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)

@@ -88,7 +88,8 @@ def write_cache(path: Path, modules: Mapping[str, CachedModule]) -> None:
     try:
         with os.fdopen(descriptor, "wb") as file:
             marshal.dump(record, file)
-        os.chmod(temporary, 0o644)  # readable by whoever runs the driver
+        # mkstemp's file is private (0600); a cache is read by every user of the install.
+        os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -99,20 +100,21 @@ def read_cache(path: Path) -> dict[str, CachedModule]:
     """The modules of a cache file; ValueError when it is not one this loader wrote."""
     try:
         record: Any = marshal.loads(path.read_bytes())  # noqa: S302 - our own file
-        if record["format"] != FORMAT or set(record["modules"]) != set(SDK_MODULES):
-            raise ValueError(f"{path} was written by another version of copilot-driver")
-        return {
-            name: CachedModule(
-                doc=doc,
-                eager=tuple(eager),
-                lazy=tuple(
-                    Pending(index=index, names=tuple(names), needs=tuple(needs), code=code)
-                    for index, (names, needs, code) in enumerate(lazy)
-                ),
-                reexport_from=reexport_from,
-                reexported=tuple(reexported),
-            )
-            for name, (doc, eager, lazy, reexport_from, reexported) in record["modules"].items()
-        }
-    except (EOFError, TypeError, KeyError) as error:
+        if record["format"] == FORMAT and set(record["modules"]) == set(SDK_MODULES):
+            return {
+                name: CachedModule(
+                    doc=doc,
+                    eager=tuple(eager),
+                    lazy=tuple(
+                        Pending(index=index, names=tuple(names), needs=tuple(needs), code=code)
+                        for index, (names, needs, code) in enumerate(lazy)
+                    ),
+                    reexport_from=reexport_from,
+                    reexported=tuple(reexported),
+                )
+                for name, (doc, eager, lazy, reexport_from, reexported) in record["modules"].items()
+            }
+    # marshal's own ValueError ("bad marshal data"), and any record of another shape.
+    except (EOFError, ValueError, TypeError, KeyError, AttributeError) as error:
         raise ValueError(f"{path} is not a readable cache ({error})") from error
+    raise ValueError(f"{path} was written by another version of copilot-driver")

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import Mapping, Sequence
-from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import CodeType, ModuleType
+from typing import TYPE_CHECKING, cast
 
 from copilot_driver.sdk_loading.cache import SDK_MODULES, CachedModule
-from copilot_driver.sdk_loading.namespace import BUILD_LOCK, LazyModule, LazyNamespace
+from copilot_driver.sdk_loading.namespace import LazyModule, LazyNamespace
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 
-class SdkFinder(MetaPathFinder, Loader):
+class SdkFinder:
+    """A meta path finder and its loader (duck-typed: `importlib.abc` costs ~8 ms to import)."""
+
     def __init__(self, sdk_dir: Path, modules: Mapping[str, CachedModule]) -> None:
         self.sdk_dir = sdk_dir
         self.modules = dict(modules)
@@ -37,11 +42,11 @@ class SdkFinder(MetaPathFinder, Loader):
         # another folder imports its submodules as usual.
         if path is None or origin.parent not in [Path(entry).resolve() for entry in path]:
             return None
-        spec = ModuleSpec(fullname, self, origin=str(origin))
+        spec = ModuleSpec(fullname, cast("Loader", self), origin=str(origin))
         spec.has_location = True
         return spec
 
-    def create_module(self, spec: ModuleSpec) -> LazyModule:  # type: ignore[override]
+    def create_module(self, spec: ModuleSpec) -> LazyModule:
         cached = self.modules[spec.name]
         namespace = LazyNamespace(cached.lazy, cached.reexport_from)
         namespace.reexport(cached.reexported)
@@ -49,9 +54,11 @@ class SdkFinder(MetaPathFinder, Loader):
         return LazyModule(namespace)
 
     def exec_module(self, module: ModuleType) -> None:
+        # Not under BUILD_LOCK: the import system's lock on this module already keeps
+        # other importers out, and these imports wait for other modules' locks, which
+        # a thread importing one of those while it waits for BUILD_LOCK would hold.
         name = module.__name__
         namespace = module.__dict__
-        with BUILD_LOCK:
-            for code_bytes in self.modules[name].eager:
-                code: CodeType = marshal.loads(code_bytes)  # noqa: S302 - our own cache
-                exec(code, namespace)  # noqa: S102 - the SDK's own statement, verified
+        for code_bytes in self.modules[name].eager:
+            code: CodeType = marshal.loads(code_bytes)  # noqa: S302 - our own cache
+            exec(code, namespace)  # noqa: S102 - the SDK's own statement, verified

@@ -28,8 +28,12 @@ set or hash order, so it is the same in every process. It compares:
 
 What it cannot see: the private helpers (`from_str`, `_load_*`) except through the
 behaviour of the public classes that call them; the branches of `from_dict`/`to_dict` one
-sample does not take; column positions in the code (tracebacks only); anything outside
-the public modules' `__all__`; and object identity beyond the public names.
+sample does not take (one sample per class, None only where nothing else can be built);
+classes without dataclass fields (`Data`) in behaviour; the type hints of a dataclass's
+own methods (its fields' are evaluated); closure cells; column positions in the code
+(tracebacks only); anything outside the public modules' `__all__`; object identity
+beyond the public names. Pickle finds classes by their `__module__`, so the round trips
+import `copilot.generated.*` the way any user's pickle does; nothing else does.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import hashlib
 import importlib
 import inspect
 import json
+import marshal
 import os
 import pickle
 import random
@@ -77,10 +82,12 @@ _SIMPLE_SAMPLES: dict[object, object] = {
     uuid.UUID: _FIXED_UUID,
 }
 _UNION_ORIGINS = (typing.Union, types.UnionType)
-# Class `__dict__` entries left out: the annotations have their own line, and pickle
-# caches `__slotnames__` on a class the first time one of its instances is pickled, which
-# depends on the order classes are described in.
-_UNDESCRIBED_MEMBERS = frozenset({"__annotations__", "__slotnames__"})
+# Class `__dict__` entries left out: the annotations, docstring, module and dataclass
+# parameters have their own lines; pickle caches `__slotnames__` on a class the first time
+# one of its instances is pickled, which depends on the order classes are described in.
+_UNDESCRIBED_MEMBERS = frozenset(
+    {"__annotations__", "__doc__", "__module__", "__dataclass_params__", "__slotnames__"}
+)
 # Values whose repr is already the same in every process (the fast path: most constants).
 _PLAIN_TYPES = frozenset({str, int, float, bool, complex, bytes, type(None)})
 
@@ -109,8 +116,8 @@ def describe(
         f"{module_name}:{name}": getattr(importlib.import_module(module_name), name)
         for module_name, name in access_order
     }
-    describer = _Describer(objects)
-    descriptions = {key: describer.describe(key, value) for key, value in objects.items()}
+    describer = _Describer(objects, packages={name.partition(".")[0] for name in module_names})
+    descriptions = {key: describer.describe(value) for key, value in objects.items()}
     return {key: descriptions[key] for key in sorted(descriptions)}
 
 
@@ -156,28 +163,34 @@ def _qualified_name(value: Any) -> str:
     return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}"
 
 
-class _NoSampleError(Exception):
-    """No sample value can be built for a type (too deep, or a type it does not know)."""
+@dataclasses.dataclass(frozen=True)
+class _NoSample:
+    """Why no sample value can be built for a type (too deep, or a type it does not know)."""
+
+    reason: str
 
 
 class _Describer:
     """Describes the objects of one `describe()` call; knows which public names hold
     which objects, so that sameness is described by public name, never by id."""
 
-    def __init__(self, objects: Mapping[str, object]) -> None:
+    def __init__(self, objects: Mapping[str, object], *, packages: set[str]) -> None:
         # ids are only compared here, while `objects` keeps every object alive; the
         # descriptions name the public keys instead.
         keys_by_id: dict[int, list[str]] = {}
         for key in sorted(objects):
             keys_by_id.setdefault(id(objects[key]), []).append(key)
         self._public_keys_by_id = keys_by_id
-        # A sample, or the reason none can be built, per (class, depth).
+        # Classes of these top-level packages are described in full; others (`list`,
+        # `typing.Any`, aliased by a public name) by name only.
+        self._packages = packages
+        # A sample, or why none can be built (a `_NoSample`), per (class, depth).
         self._samples: dict[tuple[type, int], object] = {}
-        self._type_hints: dict[type, dict[str, Any]] = {}
+        self._type_hints: dict[type | types.FunctionType, dict[str, Any]] = {}
 
     # -- dispatch ------------------------------------------------------------------------
 
-    def describe(self, key: str, value: object) -> str:
+    def describe(self, value: object) -> str:
         lines = [f"same object as: {self._public_keys_by_id[id(value)]}"]
         if isinstance(value, type):
             lines += self._class_lines(value)
@@ -192,7 +205,10 @@ class _Describer:
                 f"kind: value of {_qualified_name(type(value))}",
                 f"value: {self._repr(value)}",
             ]
-        return "\n".join(line.replace("\n", "\\n") for line in lines)
+        text = "\n".join(line.replace("\n", "\\n") for line in lines)
+        # Addresses can hide in any text (a dataclass's generated docstring shows its
+        # defaults' reprs): none survives.
+        return _ADDRESS.sub("", text)
 
     # -- names and values ----------------------------------------------------------------
 
@@ -201,7 +217,11 @@ class _Describer:
         return f" (is {' '.join(keys)})" if keys else ""
 
     def _class_ref(self, cls: type) -> str:
-        return _qualified_name(cls) + self._public_mark(cls)
+        # "(public)": this very class is one a public module holds; a class built twice
+        # (the copy a lazy loader's namespace would hold) loses the mark. Which names hold
+        # it is said once, on its own "same object as" line.
+        public = " (public)" if id(cls) in self._public_keys_by_id else ""
+        return _qualified_name(cls) + public
 
     def _type_repr(self, hint: object) -> str:
         """A type hint with each class it names by module, qualname and public name."""
@@ -235,6 +255,7 @@ class _Describer:
         if isinstance(value, set | frozenset):
             return type(value).__name__ + "{" + ", ".join(sorted(map(self._repr, value))) + "}"
         if isinstance(value, dict):
+            # Insertion order: the order of definition, the same in every process.
             items = (f"{self._repr(k)}: {self._repr(v)}" for k, v in value.items())
             return "{" + ", ".join(items) + "}"
         if type(value).__repr__ is object.__repr__:
@@ -253,51 +274,73 @@ class _Describer:
             "kind: function",
             f"qualified name: {_qualified_name(function)}",
             f"signature: {signature}",
-            f"function: {self._function_summary(function)}",
+            f"function: {self._function_summary(function, with_hints=True)}",
         ]
 
-    def _function_summary(self, function: types.FunctionType) -> str:
+    def _function_summary(self, function: types.FunctionType, *, with_hints: bool) -> str:
         summary = (
             f"{self._code_fingerprint(function.__code__)}"
+            f" name={_qualified_name(function)}"
+            # The namespace the code's global names are looked up in: a lazy loader's
+            # functions must still see the generated module's.
+            f" globals={function.__globals__.get('__name__')!r}"
             f" defaults={self._repr(function.__defaults__)}"
             f" kwdefaults={self._repr(function.__kwdefaults__)}"
             f" annotations={self._repr(function.__annotations__)}"
         )
+        if with_hints:
+            summary += f" type hints={self._hints_repr(function)}"
         wrapped = getattr(function, "__wrapped__", None)
         if isinstance(wrapped, types.FunctionType):
-            summary += f" wrapping {self._function_summary(wrapped)}"
+            summary += f" wrapping {self._function_summary(wrapped, with_hints=False)}"
         return summary
 
     def _code_fingerprint(self, code: types.CodeType) -> str:
         """Where the code is in the clear, everything it does as one digest."""
-        details = [
-            code.co_code.hex(),
-            repr(code.co_names),
-            repr(code.co_varnames),
-            repr(code.co_freevars),
-            repr(code.co_cellvars),
-            repr((code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)),
-            repr(code.co_flags),
-            # The lazy loader compiles each statement alone with its original line numbers.
-            repr(list(code.co_lines())),
-            code.co_exceptiontable.hex(),
-            *(self._repr(constant) for constant in code.co_consts),
-        ]
+        # Plain constants (most of them: JSON keys, docstrings) stay themselves, so one
+        # repr of the whole tuple below describes them; the rest (nested code) as text.
+        constants = tuple(
+            constant if type(constant) in _PLAIN_TYPES else ("<", self._repr(constant))
+            for constant in code.co_consts
+        )
+        names = (code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars)
+        # Bytes and ints only, so marshal's format 2 (no back-references, which follow
+        # reference counts) is exact, and much faster than repr for the line tables.
+        numbers = marshal.dumps(
+            (
+                code.co_code,
+                code.co_argcount,
+                code.co_posonlyargcount,
+                code.co_kwonlyargcount,
+                code.co_flags,
+                # The lazy loader compiles each statement alone with its original line
+                # numbers: the (start, end, line) ranges must be the same.
+                tuple(code.co_lines()),
+                code.co_exceptiontable,
+            ),
+            2,
+        )
+        digest = hashlib.sha256(numbers)
+        digest.update(repr((names, constants)).encode())
         place = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-        return f"code {code.co_qualname}@{place} digest={_digest(chr(0).join(details))}"
+        return f"code {code.co_qualname}@{place} digest={digest.hexdigest()[:20]}"
 
-    def _member_repr(self, name: str, member: object) -> str:
-        """What a class `__dict__` entry is: functions by their code."""
+    def _member_repr(self, name: str, member: object, *, with_hints: bool) -> str:
+        """What a class `__dict__` entry is: functions by their code, and with their type
+        hints when `with_hints`."""
         if name == "__dataclass_fields__" and isinstance(member, dict):
             # The fields themselves are described one by one (`field ...` lines).
             return self._repr(list(member))
         if isinstance(member, types.FunctionType):
-            return self._function_summary(member)
+            return self._function_summary(member, with_hints=with_hints)
         if isinstance(member, staticmethod | classmethod):
-            return f"{type(member).__name__} of {self._member_repr(name, member.__func__)}"
+            function = self._member_repr(name, member.__func__, with_hints=with_hints)
+            return f"{type(member).__name__} of {function}"
         if isinstance(member, property):
             accessors = (member.fget, member.fset, member.fdel)
-            return "property " + " / ".join(self._member_repr(name, each) for each in accessors)
+            return "property " + " / ".join(
+                self._member_repr(name, each, with_hints=with_hints) for each in accessors
+            )
         return self._repr(member)
 
     # -- other values --------------------------------------------------------------------
@@ -314,8 +357,7 @@ class _Describer:
     # -- classes -------------------------------------------------------------------------
 
     def _class_lines(self, cls: type) -> list[str]:
-        if not cls.__module__.startswith("copilot"):
-            # `list`, `typing.Any`: aliases of what the standard library defines.
+        if cls.__module__.partition(".")[0] not in self._packages:
             return [f"kind: outside class {self._class_ref(cls)}"]
         lines = [
             f"kind: {self._class_kind(cls)}",
@@ -328,12 +370,16 @@ class _Describer:
             f"protocol: {getattr(cls, '_is_protocol', False)}"
             f" runtime={getattr(cls, '_is_runtime_protocol', False)}",
         ]
+        # The API and handler classes' methods with their type hints, which name the
+        # request and result classes; a dataclass's methods without (its hints are its
+        # fields', on the class; evaluating every from_dict's too would double the time).
+        with_hints = not dataclasses.is_dataclass(cls)
         lines += [
-            f"member {name}: {self._member_repr(name, cls.__dict__[name])}"
+            f"member {name}: {self._member_repr(name, cls.__dict__[name], with_hints=with_hints)}"
             for name in sorted(cls.__dict__)
             if name not in _UNDESCRIBED_MEMBERS
         ]
-        lines.append(f"type hints: {self._type_hints_repr(cls)}")
+        lines.append(f"type hints: {self._hints_repr(cls)}")
         if dataclasses.is_dataclass(cls):
             lines += self._dataclass_lines(cls)
         if issubclass(cls, enum.Enum):
@@ -350,17 +396,19 @@ class _Describer:
             return "protocol"
         return "class"
 
-    def _type_hints_repr(self, cls: type) -> str:
+    def _hints_repr(self, owner: type | types.FunctionType) -> str:
+        """`typing.get_type_hints`: the string annotations evaluated in the namespace of
+        the module that defines them."""
         try:
-            hints = self._hints(cls)
+            hints = self._hints(owner)
         except Exception as error:  # Eager and lazy must then fail alike.
             return _failure(error)
         return "{" + ", ".join(f"{name}: {self._type_repr(t)}" for name, t in hints.items()) + "}"
 
-    def _hints(self, cls: type) -> dict[str, Any]:
-        if cls not in self._type_hints:
-            self._type_hints[cls] = typing.get_type_hints(cls)
-        return self._type_hints[cls]
+    def _hints(self, owner: type | types.FunctionType) -> dict[str, Any]:
+        if owner not in self._type_hints:
+            self._type_hints[owner] = typing.get_type_hints(owner)
+        return self._type_hints[owner]
 
     def _dataclass_lines(self, cls: type) -> list[str]:
         lines = [f"dataclass params: {self._repr(cls.__dict__.get('__dataclass_params__'))}"]
@@ -394,54 +442,58 @@ class _Describer:
     def _round_trip(self, cls: type) -> str:
         try:
             sample = self._dataclass_sample(cls, 0)
-        except _NoSampleError as reason:
-            return f"round trip: no sample ({reason})"
         except Exception as error:
             return f"round trip: sample failed {_failure(error)}"
+        if isinstance(sample, _NoSample):
+            return f"round trip: no sample ({sample.reason})"
+        step = "to_dict"  # the step that raised, said with the failure
         try:
             as_dict = sample.to_dict()  # type: ignore[attr-defined]
+            step = "json"
             as_json = json.dumps(as_dict, sort_keys=True, default=str)
+            step = "from_dict"
             again = cls.from_dict(as_dict)  # type: ignore[attr-defined]
+            step = "to_dict again"
             same_dict = again.to_dict() == as_dict
-            pickled = _pickle_round_trip(sample)
+            step = "=="
+            same_object = again == sample
         except Exception as error:
-            return f"round trip: failed {_failure(error)}"
-        verdict = "ok" if again == sample and same_dict and pickled == "equal" else "unequal"
+            return f"round trip: failed in {step} {_failure(error)}"
+        pickled = _pickle_round_trip(sample)
+        verdict = "ok" if same_object and same_dict and pickled == "equal" else "unequal"
         return (
-            f"round trip: {verdict} from_dict==sample:{again == sample}"
+            f"round trip: {verdict} from_dict==sample:{same_object}"
             f" to_dict==dict:{same_dict} pickle:{pickled} json={_kept_text(as_json)}"
         )
+
+    # The sample builders return a `_NoSample` rather than raise one: the package's
+    # exceptions all derive from `CopilotDriverError`, which this is not.
 
     def _dataclass_sample(self, cls: type, depth: int) -> object:
         """A deterministic instance of `cls`; a pure function of (cls, depth), so the
         cache never makes it depend on the order classes are described in."""
         if depth > _SAMPLE_DEPTH:
-            raise _NoSampleError(f"deeper than {_SAMPLE_DEPTH}")
+            return _NoSample(f"deeper than {_SAMPLE_DEPTH}")
         if (cls, depth) not in self._samples:
-            try:
-                self._samples[(cls, depth)] = cls(**self._field_samples(cls, depth))
-            except _NoSampleError as reason:
-                self._samples[(cls, depth)] = reason
-        sample = self._samples[(cls, depth)]
-        if isinstance(sample, _NoSampleError):
-            raise sample
-        return sample
+            values = self._field_samples(cls, depth)
+            sample = values if isinstance(values, _NoSample) else cls(**values)
+            self._samples[(cls, depth)] = sample
+        return self._samples[(cls, depth)]
 
-    def _field_samples(self, cls: type, depth: int) -> dict[str, object]:
+    def _field_samples(self, cls: type, depth: int) -> dict[str, object] | _NoSample:
+        """Keyword arguments for `cls`: a sample per field, or its default if it has none."""
         hints = self._hints(cls)
         values: dict[str, object] = {}
         for field in dataclasses.fields(cls):
             if not field.init:
                 continue
-            try:
-                values[field.name] = self._sample(hints[field.name], depth + 1)
-            except _NoSampleError:
-                has_default = (
-                    field.default is not dataclasses.MISSING
-                    or field.default_factory is not dataclasses.MISSING
-                )
-                if not has_default:
-                    raise
+            value = self._sample(hints[field.name], depth + 1)
+            if not isinstance(value, _NoSample):
+                values[field.name] = value
+            elif field.default is dataclasses.MISSING and (
+                field.default_factory is dataclasses.MISSING
+            ):
+                return value
         return values
 
     def _sample(self, hint: object, depth: int) -> object:
@@ -454,7 +506,7 @@ class _Describer:
             return self._generic_sample(origin, typing.get_args(hint), depth)
         if isinstance(hint, type):
             return self._class_sample(hint, depth)
-        raise _NoSampleError(f"unknown type {self._type_repr(hint)}")
+        return _NoSample(f"unknown type {self._type_repr(hint)}")
 
     def _class_sample(self, cls: type, depth: int) -> object:
         if issubclass(cls, enum.Enum):
@@ -465,7 +517,7 @@ class _Describer:
             return ["s"]
         if cls is dict:
             return {"k": "s"}
-        raise _NoSampleError(f"unknown class {_qualified_name(cls)}")
+        return _NoSample(f"unknown class {_qualified_name(cls)}")
 
     def _generic_sample(self, origin: object, arguments: tuple[Any, ...], depth: int) -> object:
         if origin in _UNION_ORIGINS:
@@ -473,23 +525,24 @@ class _Describer:
         if origin is typing.Literal:
             return arguments[0]
         if origin is list:
-            return [self._sample(arguments[0], depth)] if arguments else ["s"]
+            item = self._sample(arguments[0], depth) if arguments else "s"
+            return item if isinstance(item, _NoSample) else [item]
         if origin is dict:
-            return {"k": self._sample(arguments[1], depth)} if arguments else {"k": "s"}
-        raise _NoSampleError(f"unknown generic {self._type_repr(origin)}")
+            value = self._sample(arguments[1], depth) if arguments else "s"
+            return value if isinstance(value, _NoSample) else {"k": value}
+        return _NoSample(f"unknown generic {self._type_repr(origin)}")
 
     def _union_sample(self, alternatives: tuple[Any, ...], depth: int) -> object:
         """The first alternative a sample can be built for; None only as the last resort,
         so optional fields are filled and their to_dict branches taken."""
         ordered = [a for a in alternatives if a is not type(None)]
         for alternative in ordered:
-            try:
-                return self._sample(alternative, depth)
-            except _NoSampleError:
-                continue
+            sample = self._sample(alternative, depth)
+            if not isinstance(sample, _NoSample):
+                return sample
         if len(ordered) < len(alternatives):
             return None
-        raise _NoSampleError("no alternative of a union")
+        return _NoSample("no alternative of a union")
 
 
 def _pickle_round_trip(value: object) -> str:

@@ -34,7 +34,9 @@ from types import CodeType
 from typing import Any
 
 BUILD_LOCK = threading.RLock()
-"""Held while a statement is built; re-entrant, as building one may build its needs."""
+"""Held while a statement is built; re-entrant, as building one may build its needs.
+Never held while a module's import-time statements run (`SdkFinder.exec_module`):
+they wait for other modules' import locks, whose holders may be waiting for this."""
 
 
 @dataclass(frozen=True)

@@ -1161,3 +1161,33 @@ def test_credentials_in_the_sdk_uri_are_refused_masked(
     problem = _only_problem(env, tmp_path)
     assert "credentials are not allowed" in problem
     assert PROVIDER_KEY_IN_URL not in problem
+
+
+# -- COPILOT_DRIVER_SDK_LOADING ---------------------------------------------------------
+
+
+def test_sdk_loading_is_auto_by_default(env: dict[str, str], tmp_path: Path) -> None:
+    config = load_config(env, cwd=tmp_path)
+    assert config.sdk_loading == "auto"
+    assert config.notices == ()
+
+
+@pytest.mark.parametrize(("value", "expected"), [("eager", "eager"), (" Auto ", "auto")])
+def test_sdk_loading_reads_its_two_choices(
+    env: dict[str, str], tmp_path: Path, value: str, expected: str
+) -> None:
+    env["COPILOT_DRIVER_SDK_LOADING"] = value
+    config = load_config(env, cwd=tmp_path)
+    assert config.sdk_loading == expected
+    assert config.notices == ()
+
+
+@pytest.mark.parametrize("value", ["off", "lazy", "1", "disabled"])
+def test_an_unreadable_sdk_loading_is_eager_with_a_notice(
+    env: dict[str, str], tmp_path: Path, value: str
+) -> None:
+    env["COPILOT_DRIVER_SDK_LOADING"] = value
+    config = load_config(env, cwd=tmp_path)
+    assert config.sdk_loading == "eager"
+    (notice,) = config.notices
+    assert notice == f"COPILOT_DRIVER_SDK_LOADING={value!r} is not auto or eager; using eager"

@@ -7,8 +7,8 @@ handles (`cache.SDK_MODULES`) shaped like the real ones: generated modules with
 classes whose `from_dict`/`to_dict` name other classes and helpers, `Enum`s, a
 `Protocol`, union aliases, a literal `__all__`; and re-export modules
 (`from .generated.rpc import *`, an aliased re-export, `__all__` built from the
-generated one). `split_sdk` and `build_cache` compose `splitter` and `cache` the
-way `sdk_loading.build` does, without the build's verification.
+generated one). `build_cache` writes the build's split (`sdk_loading.build.split_sdk`)
+where `install()` looks, without the build's verification.
 """
 
 from __future__ import annotations
@@ -30,15 +30,8 @@ from pathlib import Path
 from textwrap import dedent
 
 import copilot_driver
-from copilot_driver.sdk_loading.cache import (
-    SDK_MODULES,
-    CachedModule,
-    cache_path,
-    source_hashes,
-    write_cache,
-)
-from copilot_driver.sdk_loading.namespace import Pending
-from copilot_driver.sdk_loading.splitter import exported_names, split_module
+from copilot_driver.sdk_loading.build import split_sdk
+from copilot_driver.sdk_loading.cache import cache_path, source_hashes, write_cache
 
 SRC = Path(copilot_driver.__file__).resolve().parents[1]
 """The `src` folder of the copilot_driver under test (for a child's PYTHONPATH)."""
@@ -501,29 +494,6 @@ def write_synthetic_sdk(root: Path, overrides: Mapping[str, str] | None = None) 
         (sdk_dir / relative).write_text(source, encoding="utf-8")
     importlib.invalidate_caches()
     return sdk_dir
-
-
-def split_sdk(sdk_dir: Path) -> dict[str, CachedModule]:
-    """What `sdk_loading.build.split_sdk` makes of the SDK at `sdk_dir`."""
-    star_names: dict[str, tuple[str, ...]] = {}
-    modules: dict[str, CachedModule] = {}
-    for name, relative in SDK_MODULES.items():
-        path = sdk_dir / relative
-        source = path.read_text(encoding="utf-8")
-        split = split_module(name, source, str(path), star_names=star_names)
-        if split.reexport_from is None:
-            star_names[name] = exported_names(source, str(path))
-        modules[name] = CachedModule(
-            doc=split.doc,
-            eager=split.eager,
-            lazy=tuple(
-                Pending(index, item.names, item.needs, item.code)
-                for index, item in enumerate(split.lazy)
-            ),
-            reexport_from=split.reexport_from,
-            reexported=split.reexported,
-        )
-    return modules
 
 
 def build_cache(sdk_dir: Path, cache_dir: Path) -> Path:

@@ -68,23 +68,24 @@ class LazyNamespace(dict[str, Any]):
             self._pending[name] = Pending(index=-1, names=(name,), needs=(), code=b"")
 
     def __missing__(self, name: str) -> Any:
-        if name not in self._pending:
+        statement = self._pending.get(name)
+        if statement is None:
             raise KeyError(name)
+        if statement.index < 0:
+            # Re-exported: the target module builds it under the lock; only the import
+            # (done, as this module's own imports ran first) is outside.
+            assert self._reexport_from is not None
+            value = getattr(importlib.import_module(self._reexport_from), name)
+            return self.setdefault(name, value)
         with BUILD_LOCK:
             if not dict.__contains__(self, name):
-                self._build(name)
+                self._build(statement)
         return dict.__getitem__(self, name)
 
     def unbuilt(self) -> list[str]:
         return [name for name in self._pending if not dict.__contains__(self, name)]
 
-    def _build(self, name: str) -> None:
-        statement = self._pending[name]
-        if statement.index < 0:
-            assert self._reexport_from is not None
-            module = importlib.import_module(self._reexport_from)
-            dict.__setitem__(self, name, getattr(module, name))
-            return
+    def _build(self, statement: Pending) -> None:
         # Every need is bound by an earlier statement: run them all in source order.
         todo = {statement.index: statement}
         stack = list(statement.needs)

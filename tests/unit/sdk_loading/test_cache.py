@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from copilot_driver.sdk_loading import cache
+from copilot_driver.sdk_loading.build import split_sdk
 from copilot_driver.sdk_loading.cache import (
     SDK_MODULES,
     CachedModule,
@@ -21,7 +22,6 @@ from copilot_driver.sdk_loading.cache import (
     source_hashes,
     write_cache,
 )
-from helpers.synthetic_sdk import split_sdk
 
 HASHES = {relative: f"{index:064x}" for index, relative in enumerate(SDK_MODULES.values())}
 SDK = Path("/site-packages/copilot")

@@ -7,6 +7,7 @@ import importlib
 import shutil
 import sys
 from pathlib import Path
+from typing import cast
 
 from copilot_driver.sdk_loading.cache import SDK_MODULES, read_cache
 from copilot_driver.sdk_loading.finder import SdkFinder
@@ -22,7 +23,7 @@ def test_it_answers_for_the_four_modules_in_their_own_folder_only(
         folder = str((sdk_dir / relative).parent)
         spec = finder.find_spec(name, [folder])
         assert spec is not None
-        assert spec.loader is finder
+        assert spec.loader is cast(object, finder)
         assert spec.origin == str(sdk_dir / relative)
         assert spec.has_location
         assert finder.find_spec(name, [str(tmp_path)]) is None

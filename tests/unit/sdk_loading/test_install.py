@@ -72,7 +72,9 @@ def test_a_verified_sdk_with_its_cache_loads_lazily(
 ) -> None:
     found = _install(sdk_dir, cache_file.parent)
     assert found["lazy"]
-    assert found["reason"] == f"verified cache {cache_file.name}"
+    assert (
+        found["reason"] == f"github-copilot-sdk 9.9.9-synthetic, verified cache {cache_file.name}"
+    )
     assert found["version"] == "9.9.9-synthetic"
 
 

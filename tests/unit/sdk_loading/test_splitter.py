@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from copilot_driver.sdk_loading import install_cache
+from copilot_driver.sdk_loading.build import split_sdk
 from copilot_driver.sdk_loading.cache import SDK_MODULES
 from copilot_driver.sdk_loading.splitter import (
     SplitDeclinedError,
@@ -25,7 +26,6 @@ from helpers.synthetic_sdk import (
     SESSION_EVENTS,
     SOURCES,
     isolated_sdk_import,
-    split_sdk,
 )
 
 HEADER = "\n".join(

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 
 def words(text: str) -> tuple[str, ...]:
@@ -55,12 +56,11 @@ class Options:
     script_ends: bool = False
     """The first argument that is no option (the script) ends the options: what follows is
     the script's (perl, python, node, ...), where getopt would read options anywhere."""
-    _pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    """All of the refusals as one expression over the arguments joined by NULs (which a
-    command never holds), so a long command is scanned at the speed of `re`."""
-    _not_a_flag: re.Pattern[str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
+    @cached_property
+    def _pattern(self) -> re.Pattern[str] | None:
+        """All of the refusals as one expression over the arguments joined by NULs (which
+        a command never holds), so a long command is scanned at the speed of `re`.
+        Compiled on first use: the table holds hundreds, a run reads a few."""
         choices = [re.escape(word) for word in self.words]
         prefixes = {name[:end] for name in self.long for end in range(1, len(name) + 1)}
         if prefixes:
@@ -68,10 +68,14 @@ class Options:
             choices.append(f"--(?:{spelled})(?:=[^\x00]*)?")
         if self.short:
             choices.append(self._cluster())
-        pattern = f"(?:^|\x00)(?P<arg>{'|'.join(choices)})(?=\x00|$)" if choices else None
-        object.__setattr__(self, "_pattern", re.compile(pattern) if pattern else None)
+        if not choices:
+            return None
+        return re.compile(f"(?:^|\x00)(?P<arg>{'|'.join(choices)})(?=\x00|$)")
+
+    @cached_property
+    def _not_a_flag(self) -> re.Pattern[str]:
         flags = f"[^{re.escape(self.flags)}]" if self.flags else "."
-        object.__setattr__(self, "_not_a_flag", re.compile(flags, re.DOTALL))
+        return re.compile(flags, re.DOTALL)
 
     def _cluster(self) -> str:
         """A cluster holding a refused letter: after the flags, either that letter, or a

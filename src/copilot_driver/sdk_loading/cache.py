@@ -22,7 +22,7 @@ from typing import Any
 
 from copilot_driver.sdk_loading.namespace import Pending
 
-FORMAT = 1
+FORMAT = 2
 """This loader's cache format and splitting rules; a change makes every cache stale."""
 
 SDK_MODULES: dict[str, str] = {

@@ -27,6 +27,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import copy
 import marshal
 from dataclasses import dataclass
 
@@ -172,18 +173,38 @@ class _Splitter:
     def _compiled(self, statement: ast.stmt, *, with_imports: bool = True) -> bytes:
         """The statement alone, with its own line numbers and the module's future flags.
 
-        The module's imports come first under `if False:`, which runs nothing but lets
-        the compiler see which names are imported: it compiles `imported.f(...)`
-        differently (no method-call shortcut), and the code must be the eager one's."""
+        The module's imports of the names it uses come first under `if False:`, which
+        runs nothing but lets the compiler see which names are imported: it compiles
+        `imported.f(...)` differently (no method-call shortcut), and the code must be the
+        eager one's."""
         body = [statement]
-        if with_imports and self.import_context:
+        used = {node.id for node in ast.walk(statement) if isinstance(node, ast.Name)}
+        context = _imports_of(self.import_context, used) if with_imports else []
+        if context:
             never = ast.copy_location(ast.Constant(value=False), statement)
-            imports = ast.If(test=never, body=self.import_context, orelse=[])
+            imports = ast.If(test=never, body=context, orelse=[])
             body.insert(0, ast.copy_location(imports, statement))
         module = ast.Module(body=body, type_ignores=[])
         flags = self.future_flags
         code = compile(module, self.filename, "exec", flags=flags, dont_inherit=True)
         return marshal.dumps(code)
+
+
+def _imports_of(imports: list[ast.stmt], names: set[str]) -> list[ast.stmt]:
+    """The parts of `imports` that bind one of `names`."""
+    kept: list[ast.stmt] = []
+    for statement in imports:
+        assert isinstance(statement, ast.Import | ast.ImportFrom)
+        aliases = [
+            alias
+            for alias in statement.names
+            if (alias.asname or alias.name).partition(".")[0] in names
+        ]
+        if aliases:
+            part = copy.copy(statement)
+            part.names = aliases
+            kept.append(part)
+    return kept
 
 
 def _imports(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -56,6 +56,7 @@ class Options:
     script_ends: bool = False
     """The first argument that is no option (the script) ends the options: what follows is
     the script's (perl, python, node, ...), where getopt would read options anywhere."""
+
     @cached_property
     def _pattern(self) -> re.Pattern[str] | None:
         """All of the refusals as one expression over the arguments joined by NULs (which

@@ -73,7 +73,10 @@ def install(mode: Mode = "auto", *, cache_dir: Path = DEFAULT_CACHE_DIR) -> Load
 
     Never raises for a problem of its own: any doubt means the eager import."""
     global _decision
-    _decision = _decide(mode, cache_dir)
+    try:
+        _decision = _decide(mode, cache_dir)
+    except Exception as error:  # the loader must never be what stops a run
+        _decision = Loading(lazy=False, reason=f"the lazy loader failed ({error!r})")
     return _decision
 
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+from typing import cast
 
 from copilot_driver import __version__
-from copilot_driver.sdk_loading import DEFAULT_CACHE_DIR, install, install_cache, sdk_folder
+from copilot_driver.env import SDK_LOADING
+from copilot_driver.sdk_loading import DEFAULT_CACHE_DIR, Mode, install, install_cache, sdk_folder
 from copilot_driver.sdk_loading.cache import SDK_MODULES
 
 PREFIX = "[copilot-sdk-driver]"
@@ -49,7 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build":
         return _build(args.cache_dir, force=args.force, order_seeds=args.order_seeds)
     if args.command == "status":
-        loading = install(cache_dir=args.cache_dir)
+        notices: list[str] = []
+        mode = SDK_LOADING.soft_value(os.environ.get(SDK_LOADING.name), notices, str)
+        for notice in notices:
+            print(f"{PREFIX} warning: {notice}", file=sys.stderr)
+        loading = install(cast(Mode, mode), cache_dir=args.cache_dir)
         print(f"{PREFIX} the SDK loads {loading.mode}: {loading.reason}")
         return 0
     return _describe(args.sdk_dir, args.out, args.cache, args.order_seed)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,20 @@ def test_verified_version_needs_every_digest_to_match() -> None:
     assert verified_version({**files, "rpc.py": "0" * 64}) is None
     assert verified_version({k: v for k, v in files.items() if k != "rpc.py"}) is None
     assert verified_version({}) is None
+
+
+def test_a_failure_inside_the_loader_means_the_eager_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever goes wrong in the decision, the run goes on with the ordinary import."""
+
+    def broken(mode: str, cache_dir: Path) -> Loading:
+        raise MemoryError("a cache too large to load")
+
+    monkeypatch.setattr(sdk_loading, "_decide", broken)
+    before = list(sys.meta_path)
+    found = install()
+    assert not found.lazy
+    assert "a cache too large to load" in found.reason
+    assert decision() == found
+    assert sys.meta_path == before

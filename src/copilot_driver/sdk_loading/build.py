@@ -30,7 +30,6 @@ from copilot_driver.sdk_loading.cache import (
     write_cache,
 )
 from copilot_driver.sdk_loading.fingerprint import difference
-from copilot_driver.sdk_loading.namespace import Pending
 from copilot_driver.sdk_loading.splitter import (
     SplitDeclinedError,
     exported_names,
@@ -109,19 +108,9 @@ def split_sdk(sdk_dir: Path) -> dict[str, CachedModule]:
     for name, relative in SDK_MODULES.items():
         path = sdk_dir / relative
         source = path.read_text(encoding="utf-8")
-        split = split_module(name, source, str(path), star_names=star_names)
-        if split.reexport_from is None:  # a generated module, which a re-export may name
+        modules[name] = split_module(name, source, str(path), star_names=star_names)
+        if modules[name].reexport_from is None:  # a generated module, a re-export may name
             star_names[name] = exported_names(source, str(path))
-        modules[name] = CachedModule(
-            doc=split.doc,
-            eager=split.eager,
-            lazy=tuple(
-                Pending(index, item.names, item.needs, item.code)
-                for index, item in enumerate(split.lazy)
-            ),
-            reexport_from=split.reexport_from,
-            reexported=split.reexported,
-        )
     return modules
 
 

@@ -29,9 +29,10 @@ import __future__
 import ast
 import copy
 import marshal
-from dataclasses import dataclass
 
 from copilot_driver.errors import CopilotDriverError
+from copilot_driver.sdk_loading.cache import CachedModule
+from copilot_driver.sdk_loading.namespace import Pending
 
 KNOWN_DECORATORS = frozenset({"dataclass"})
 """Decorators whose effect on a class is the same whenever it is built."""
@@ -49,38 +50,12 @@ class SplitDeclinedError(CopilotDriverError):
     """The source holds something the splitter does not understand: import it eagerly."""
 
 
-@dataclass(frozen=True)
-class LazyStatement:
-    """A statement built on the first lookup of one of its names."""
-
-    names: tuple[str, ...]
-    needs: tuple[str, ...]
-    """Lazy names of the same module it reads while it runs, all bound further up."""
-    code: bytes
-    """`marshal` of its code object, unmarshalled when it is built."""
-
-
-@dataclass(frozen=True)
-class SplitModule:
-    """What the lazy loader needs of one module."""
-
-    name: str
-    doc: str | None
-    eager: tuple[bytes, ...]
-    """`marshal`-ed code objects run in order on import."""
-    lazy: tuple[LazyStatement, ...]
-    """In source order; every statement's needs come before it."""
-    reexport_from: str | None = None
-    """The module a `from X import *` re-exports (absolute name), if any."""
-    reexported: tuple[str, ...] = ()
-    """The names it brings, minus those a later statement binds itself."""
-
-
 def split_module(
     name: str, source: str, filename: str, *, star_names: dict[str, tuple[str, ...]]
-) -> SplitModule:
-    """`source` split into eager and lazy statements; `star_names` gives the exported
-    names of each module a `from X import *` may name (absolute names).
+) -> CachedModule:
+    """`source` split into eager and lazy statements, as the loader runs them (each lazy
+    statement's `index` is its place among them); `star_names` gives the exported names
+    of each module a `from X import *` may name (absolute names).
 
     Raises SplitDeclinedError when anything is outside what this module understands."""
     tree = ast.parse(source, filename)
@@ -104,8 +79,7 @@ def split_module(
             if first_binding.get(read, -1) >= index:
                 raise SplitDeclinedError(f"{where}: reads {read!r} before it is bound")
         split.add(index, statement, reads, where)
-    return SplitModule(
-        name=name,
+    return CachedModule(
         doc=doc,
         eager=tuple(split.eager),
         lazy=tuple(split.lazy),
@@ -125,7 +99,7 @@ class _Splitter:
         self.future_flags = future_flags
         self.star_names = star_names
         self.eager: list[bytes] = []
-        self.lazy: list[LazyStatement] = []
+        self.lazy: list[Pending] = []
         self.bound_at: dict[str, int] = {}
         """Every module-level name -> the index of the statement binding it."""
         self.lazy_names: set[str] = set()
@@ -154,7 +128,8 @@ class _Splitter:
             self._bind(bound, index, where)
         _check_class(statement, where, self.lazy_names)
         needs = tuple(sorted(reads & self.lazy_names))
-        self.lazy.append(LazyStatement(binds, needs, self._compiled(statement)))
+        code = self._compiled(statement)
+        self.lazy.append(Pending(len(self.lazy), binds, needs, code))
         self.lazy_names.update(binds)
 
     def _star(self, index: int, star: str, where: str) -> None:

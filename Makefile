@@ -37,6 +37,9 @@ ORACLE_PROGRAMS := /usr/bin/strace /usr/bin/rsync /usr/bin/gawk /usr/bin/origina
 	/usr/bin/zip /usr/bin/scp /usr/bin/sqlite3 /usr/bin/cmake
 # The harness's OS sandbox (on by default): Debian's bubblewrap, for the demo and the tests.
 BWRAP := /usr/bin/bwrap
+# The fake GitHub's throw-away certificate authority (copilot_driver.testing.github_api,
+# `DEMO_AUTH=token make demo`): Debian's openssl command.
+OPENSSL := /usr/bin/openssl
 # The wheels the package and its `testing` extra install, downloaded once: the wheel
 # install test (tests/e2e/test_wheel_install_e2e.py) installs from here with --no-index.
 WHEELHOUSE := .cache/wheels
@@ -148,17 +151,22 @@ $(BWRAP):
 		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null; }
 	test -x $@
 
+$(OPENSSL):
+	apt-get install -y -qq --no-install-recommends openssl >/dev/null \
+		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends openssl >/dev/null; }
+	test -x $@
+
 # The gates run first: lint, format, types, then the dependency contracts.
-test: lint $(ORACLE_PROGRAMS) $(BWRAP) $(MERMAID) $(GH_AW_NODE)
+test: lint $(ORACLE_PROGRAMS) $(BWRAP) $(OPENSSL) $(MERMAID) $(GH_AW_NODE)
 	$(BIN)/python -m pytest
 
-demo: $(VENV)/.demo-installed $(COPILOT_CLI) $(BWRAP)
+demo: $(VENV)/.demo-installed $(COPILOT_CLI) $(BWRAP) $(OPENSSL)
 	$(BIN)/python -m copilot_driver.sdk_loading build
 	$(BIN)/python -m copilot_driver.testing.demo
 
 # The T-CSD kit against this project's driver (DRIVER="cmd ..." for another one);
 # writes compliance-report.md and compliance-report.json.
-compliance: setup
+compliance: setup $(BWRAP) $(OPENSSL)
 	$(BIN)/python -m pytest compliance -p no:cacheprovider --report-dir . $(if $(DRIVER),--driver "$(DRIVER)")
 
 # Speed and memory of the driver on the real runtime (BENCH_ARGS="--runs 20 --driver 'node ref.cjs'").

@@ -8,6 +8,7 @@ runtime did (tools that ran, what the model was told).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, TestSidecar, ToolCall
+from copilot_driver.testing.github_api import DEFAULT_MODEL, FakeGitHubCopilot
 from copilot_driver.testing.rpc_proxy import RpcProxy, permission_request_of
 
 # Top-level for pytest (conftest.py puts this folder on sys.path); by path for mypy.
@@ -214,6 +216,7 @@ RECORDER = textwrap.dedent(
 )
 
 
+@pytest.mark.parametrize("auth", ["provider", "github-token"])
 def test_t_csd_007_harness_and_driver_share_the_token_and_never_log_it(
     kit: Kit,
     kit_model: ScriptedModelServer,
@@ -221,12 +224,16 @@ def test_t_csd_007_harness_and_driver_share_the_token_and_never_log_it(
     copilot_cache_home: Path,
     tmp_path: Path,
     evidence: Evidence,
+    auth: str,
 ) -> None:
     """T-CSD-007: In SDK mode, harness and driver receive the same non-empty
     COPILOT_CONNECTION_TOKEN, and token values are not logged.
 
-    Runs this project's harness with the driver under test after `--`,
-    through a recorder that reads both processes' environments."""
+    Runs this project's harness with the driver under test after `--`, through a
+    recorder that reads both processes' environments: once with the scripted model as
+    a provider, once as most users run it, on a GitHub token (a Copilot subscription)
+    against a local fake of GitHub on its real host names, where neither token's
+    value may appear in anything written."""
     kit_model.script = Script()
     env, state, _ = kit.environment(None, "hello")
     for name in ("COPILOT_SDK_URI", "COPILOT_CONNECTION_TOKEN"):
@@ -237,8 +244,48 @@ def test_t_csd_007_harness_and_driver_share_the_token_and_never_log_it(
         COPILOT_HOME=str(home / ".copilot"),
         XDG_CACHE_HOME=str(copilot_cache_home),
         COPILOT_AUTO_UPDATE="false",
-        COPILOT_OFFLINE="true",
     )
+    with contextlib.ExitStack() as stack:
+        github_token = None
+        if auth == "provider":
+            env["COPILOT_OFFLINE"] = "true"
+        else:
+            github = stack.enter_context(FakeGitHubCopilot(Script(), https=True))
+            for name in ("COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_TYPE"):
+                env.pop(name, None)
+            env.pop("COPILOT_PROVIDER_API_KEY", None)
+            env.update(github.https_sidecar_env(), COPILOT_MODEL=DEFAULT_MODEL)
+            github_token = github.token
+        completed, tokens, raw_driver_output = _run_recorded_harness(
+            kit, env, copilot_cli, tmp_path
+        )
+        if github_token is not None:
+            assert github.requests_to("/responses", "POST"), "no model call reached GitHub"
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert tokens["driver"], "the driver received no COPILOT_CONNECTION_TOKEN"
+    assert tokens["driver"] == tokens["sidecar"], "sidecar and driver got different tokens"
+    written = "\n".join(
+        [
+            raw_driver_output,
+            completed.stdout,
+            completed.stderr,
+            *(p.read_text(errors="replace") for p in state.rglob("*") if p.is_file()),
+        ]
+    )
+    assert tokens["driver"] not in written, "the token value was logged or written"
+    if github_token is not None:
+        assert github_token not in written, "the GitHub token was logged or written"
+    evidence(
+        f"{auth}: one {len(tokens['driver'])}-character token in both environments; "
+        f"absent from {len(written)} bytes of raw driver output, harness output and files"
+    )
+
+
+def _run_recorded_harness(
+    kit: Kit, env: dict[str, str], copilot_cli: Path, tmp_path: Path
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str], str]:
+    """The harness with the driver under test behind the recorder: (the run, the two
+    tokens, the driver's raw output)."""
     recorder, record = tmp_path / "recorder.py", tmp_path / "tokens.json"
     recorder.write_text(RECORDER)
     completed = subprocess.run(
@@ -260,24 +307,9 @@ def test_t_csd_007_harness_and_driver_share_the_token_and_never_log_it(
         timeout=180,
         check=False,
     )
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    tokens = json.loads(record.read_text())
-    assert tokens["driver"], "the driver received no COPILOT_CONNECTION_TOKEN"
-    assert tokens["driver"] == tokens["sidecar"], "sidecar and driver got different tokens"
-    raw_driver_output = Path(str(record) + ".out").read_text()
-    written = "\n".join(
-        [
-            raw_driver_output,
-            completed.stdout,
-            completed.stderr,
-            *(p.read_text(errors="replace") for p in state.rglob("*") if p.is_file()),
-        ]
-    )
-    assert tokens["driver"] not in written, "the token value was logged or written"
-    evidence(
-        f"one {len(tokens['driver'])}-character token in both environments; "
-        f"absent from {len(written)} bytes of raw driver output, harness output and files"
-    )
+    assert record.exists(), completed.stderr[-2000:]
+    tokens: dict[str, str] = json.loads(record.read_text())
+    return completed, tokens, Path(str(record) + ".out").read_text()
 
 
 CANARIES = {

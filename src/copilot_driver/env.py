@@ -64,7 +64,7 @@ MODEL = Variable(
     "model name (required)",
     "required, non-blank (the spec requires it; the reference driver does not)",
     required=True,
-    when_missing="set it to the model name (e.g. gpt-4.1)",
+    when_missing="set it to the model name (e.g. gpt-5-mini)",
 )
 SEND_TIMEOUT_MS = Variable(
     "COPILOT_SDK_SEND_TIMEOUT_MS",
@@ -318,6 +318,43 @@ GH_CONFIG_DIR = Variable(
     "the GitHub CLI's folder, where `gh auth login` keeps a login (`$HOME/.config/gh`)",
 )
 
+GH_HOST = Variable(
+    "GH_HOST",
+    "a GitHub Enterprise Cloud host (`acme.ghe.com`) the CLI signs in to",
+    "the GitHub host the Copilot CLI signs in to (`acme.ghe.com`; default github.com); "
+    "the sandbox allows it and its subdomains",
+)
+COPILOT_GH_HOST = Variable(
+    "COPILOT_GH_HOST",
+    "as GH_HOST, for the Copilot CLI only (it wins over GH_HOST)",
+    "as `GH_HOST`, read by the Copilot CLI only and preferred to it",
+)
+COPILOT_API_URL = Variable(
+    "COPILOT_API_URL",
+    "the Copilot API's base URL, instead of the one GitHub names",
+    "the Copilot API's base URL, instead of the `endpoints.api` GitHub gives the CLI; "
+    "the sandbox allows its host:port",
+)
+COPILOT_DEBUG_GITHUB_API_URL = Variable(
+    "COPILOT_DEBUG_GITHUB_API_URL",
+    "GitHub's API base URL (tests, a local stand-in)",
+    "GitHub's API base URL for the Copilot CLI (a local stand-in such as "
+    "`copilot_driver.testing.github_api`); the sandbox allows its host:port",
+)
+HTTPS_PROXY = Variable(
+    "HTTPS_PROXY",
+    "the proxy for HTTPS (also https_proxy)",
+    "an `http://[user:password@]host:port` proxy the CLI's HTTPS goes through (also "
+    "`https_proxy`, `HTTP_PROXY` for plain HTTP, `NO_PROXY` for exceptions); in the sandbox "
+    "its egress proxy goes through it; a password in it is masked like a secret",
+)
+NODE_EXTRA_CA_CERTS = Variable(
+    "NODE_EXTRA_CA_CERTS",
+    "a PEM file of extra trusted CAs (an intercepting proxy)",
+    "a PEM file of certificate authorities the CLI trusts besides the system's (a proxy "
+    "that intercepts TLS); visible read-only in the sandbox",
+)
+
 HARNESS_VARIABLES: tuple[Variable, ...] = (
     COPILOT_GITHUB_TOKEN,
     GH_TOKEN,
@@ -330,6 +367,12 @@ HARNESS_VARIABLES: tuple[Variable, ...] = (
     HOME,
     COPILOT_HOME,
     GH_CONFIG_DIR,
+    GH_HOST,
+    COPILOT_GH_HOST,
+    COPILOT_API_URL,
+    COPILOT_DEBUG_GITHUB_API_URL,
+    HTTPS_PROXY,
+    NODE_EXTRA_CA_CERTS,
 )
 """What the harness (copilot-driver-run) reads itself, beside the driver's variables it
 checks or passes on."""
@@ -337,6 +380,20 @@ checks or passes on."""
 PLATFORM_TOKENS = (COPILOT_GITHUB_TOKEN.name, GH_TOKEN.name, GITHUB_TOKEN.name)
 """The Copilot CLI's GitHub credentials, in the order it prefers them. The sidecar
 keeps them; the driver never reads them (spec 4.2)."""
+GITHUB_HOST_VARIABLES = (
+    GH_HOST.name,
+    COPILOT_GH_HOST.name,
+    COPILOT_API_URL.name,
+    COPILOT_DEBUG_GITHUB_API_URL.name,
+)
+"""Where the Copilot CLI finds GitHub and the Copilot API: the sidecar gets them, and
+the sandbox allows the hosts they name."""
+PROXY_VARIABLES = tuple(
+    case(name)
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY")
+    for case in (str.upper, str.lower)
+)
+"""A proxy the harness's network goes through (curl's and Node's names, both cases)."""
 GITHUB_CREDENTIALS = (*PLATFORM_TOKENS, "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
 """Everything the CLI (and gh, whose credentials it honours) accepts as a GitHub token:
 the harness takes all of them out of the driver's environment."""

@@ -25,18 +25,21 @@ CopilotDriverError
 │   │   ├── ToolCallBudgetExceededError  copilot_driver.driver.stop
 │   │   └── SidecarLostError          copilot_driver.driver.stop
 │   ├── StepAbandonedError            copilot_driver.driver.tasks
+│   ├── AccountError                  copilot_driver.driver.account
 │   ├── SidecarNotReadyError (RuntimeError)  copilot_driver.driver.connection
 │   ├── SdkError                      copilot_driver.driver.failures
 │   │   ├── SidecarAuthError          copilot_driver.driver.failures
 │   │   ├── SidecarRefusedError       copilot_driver.driver.failures
 │   │   ├── SidecarDisconnectedError  copilot_driver.driver.failures
+│   │   ├── CatalogUnreadableError    copilot_driver.driver.failures
 │   │   └── SessionFailedError        copilot_driver.driver.failures
 │   └── EventsFileError (OSError)     copilot_driver.driver.sink
 ├── the harness: what stops it before or around the driver
 │   ├── SidecarError (RuntimeError)   copilot_driver.harness.sidecar
 │   │   └── SidecarStartStoppedError  copilot_driver.harness.sidecar
 │   ├── DriverStartError (RuntimeError)  copilot_driver.harness.driver_process
-│   └── SandboxError (RuntimeError)   copilot_driver.harness.sandbox.launch
+│   ├── SandboxError (RuntimeError)   copilot_driver.harness.sandbox.launch
+│   └── UpstreamProxyError (ValueError)  copilot_driver.harness.sandbox.upstream
 ├── the SDK's lazy loading (build time)
 │   ├── SplitDeclinedError            copilot_driver.sdk_loading.splitter
 │   └── DescribeError (RuntimeError)  copilot_driver.sdk_loading.build

@@ -32,6 +32,7 @@ import pytest
 
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
 from copilot_driver.testing.environment import TEST_MODEL, TEST_PROVIDER_KEY, harness_environment
+from copilot_driver.testing.github_api import DEFAULT_MODEL, TOKEN_VARIABLE, FakeGitHubCopilot
 from helpers.actions_runner import ActionRun, FakeRunner, load_action
 
 pytestmark = pytest.mark.e2e
@@ -76,10 +77,17 @@ SCRIPT = Script(
 
 
 class ActionHarness:
-    """One job: a fake runner whose base environment reaches the scripted model."""
+    """One job: a fake runner whose base environment reaches the scripted model, or,
+    with `github`, a Copilot subscription: the fake GitHub on its real host names,
+    through the runner's proxy (the token comes from the `copilot-token` input)."""
 
     def __init__(
-        self, root: Path, model: ScriptedModelServer, copilot_cli: Path, cache: Path
+        self,
+        root: Path,
+        model: ScriptedModelServer,
+        copilot_cli: Path,
+        cache: Path,
+        github: FakeGitHubCopilot | None = None,
     ) -> None:
         env = harness_environment(
             root / "home",
@@ -89,6 +97,18 @@ class ActionHarness:
             state_dir=root / "unused-state",  # the action sets the state folder
             cache_home=cache,
         )
+        if github is not None:
+            for name in (
+                "COPILOT_OFFLINE",
+                "COPILOT_PROVIDER_BASE_URL",
+                "COPILOT_PROVIDER_API_KEY",
+            ):
+                env.pop(name)
+            route = github.https_sidecar_env()
+            route.pop(TOKEN_VARIABLE)
+            # The install step's pip reaches the package index direct, as a runner's
+            # NO_PROXY would let it.
+            env.update(route, NO_PROXY="pypi.org,files.pythonhosted.org")
         # Stand-ins for what the sandbox step would run to change the host: each records
         # its call and fails, so a call is both seen and harmless.
         self.host_changes = root / "host-changes.log"
@@ -179,6 +199,27 @@ def denied_run(
 
 
 @pytest.fixture(scope="module")
+def github() -> Iterator[FakeGitHubCopilot]:
+    with FakeGitHubCopilot(SCRIPT, https=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def token_run(
+    tmp_path_factory: pytest.TempPathFactory,
+    model: ScriptedModelServer,
+    copilot_cli: Path,
+    copilot_cache_home: Path,
+    github: FakeGitHubCopilot,
+) -> tuple[ActionHarness, ActionRun]:
+    root = tmp_path_factory.mktemp("token")
+    job = ActionHarness(root, model, copilot_cli, copilot_cache_home, github)
+    return job, job.run(
+        prompt="MAKE a file, please.\n", model=DEFAULT_MODEL, **{"copilot-token": github.token}
+    )
+
+
+@pytest.fixture(scope="module")
 def unsandboxed_run(
     tmp_path_factory: pytest.TempPathFactory,
     model: ScriptedModelServer,
@@ -250,6 +291,27 @@ def test_the_driver_runs_from_a_fresh_virtualenv_installed_from_the_action_path(
     assert list((site / "copilot_driver" / "sdk_loading" / "_caches").glob("copilot-sdk-*"))
     assert "::warning" not in install.stdout + install.stderr
     assert install.seconds < 60, f"the install took {install.seconds:.1f} s"
+
+
+def test_on_a_copilot_token_the_action_runs_the_agent_in_the_sandbox(
+    token_run: tuple[ActionHarness, ActionRun], github: FakeGitHubCopilot
+) -> None:
+    """The path most users take: the `copilot-token` input, no provider, the default
+    sandbox, the runner behind a proxy. GitHub saw the token; nothing else did."""
+    job, run = token_run
+    assert run.failed is None, describe(run)
+    assert run.outputs["exit-code"] == "0"
+    assert run.outputs["error-kind"] == ""
+    assert run.outputs["answer"] == ANSWER
+    assert (job.work / "made.txt").is_file()  # the allowed command ran, in the sandbox
+    assert len(github.requests_to("/responses", "POST")) == 2  # the tool turn, then the answer
+    signed = {request.token for request in github.requests() if request.path != "/telemetry"}
+    assert signed == {github.token}
+    assert set(github.connected_hosts()) <= {"api.github.com", "api.individual.githubcopilot.com"}
+    written = job.everything_written(run)
+    assert github.token not in written
+    # The step summary shows the hosts the sandbox let the run reach.
+    assert "api.individual.githubcopilot.com:443" in job.runner.summary.read_text()
 
 
 def test_the_token_input_is_never_written(allowed_run: tuple[ActionHarness, ActionRun]) -> None:

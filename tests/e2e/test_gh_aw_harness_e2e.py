@@ -27,6 +27,7 @@ import pytest
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.testing import Reply, Rule, Script, ToolCall
 from copilot_driver.testing.fixtures import missing_component
+from copilot_driver.testing.github_api import FakeGitHubCopilot
 from copilot_driver.testing.rpc_proxy import RpcProxy
 from helpers.gh_aw_harness import (
     SEND_TIMEOUT_MS,
@@ -318,3 +319,38 @@ def test_the_prompt_never_reaches_events_jsonl(runs: Runs, case_name: str) -> No
     run = runs(case_name, "ours")
     leaked = [event.get("type") for event in run.events if MARKER in json.dumps(event)]
     assert not leaked, f"the prompt's text is in: {leaked}"
+
+
+# --- a GitHub token in gh-aw's environment ----------------------------------------------
+
+
+def test_a_github_token_signs_gh_aws_sidecar_in_and_never_reaches_our_driver(runs: Runs) -> None:
+    """gh-aw gives its harness the workflow's COPILOT_GITHUB_TOKEN: the sidecar it starts
+    (`--headless --no-auto-update --port N`, no `--no-auto-login`) signs in to GitHub
+    with it, here the local fake, while the model is AWF's (the provider catalog). Our
+    driver runs as usual and nothing it writes holds the token."""
+    with FakeGitHubCopilot() as github:
+        case = HarnessCase(
+            PROMPT,
+            _script(Reply(text="signed in and answered")),
+            env={
+                "COPILOT_GITHUB_TOKEN": github.token,
+                "COPILOT_DEBUG_GITHUB_API_URL": github.github_api_url,
+                "COPILOT_OFFLINE": "",
+            },
+        )
+        run = run_case(runs.rig, Case(case), "ours")
+        signed_in = [
+            request
+            for request in github.requests_to("/copilot_internal/user")
+            if request.token == github.token
+        ]
+    assert run.done_exit_code == 0, describe(run)
+    assert len(run.attempts) == 1, describe(run)
+    assert signed_in, "gh-aw's sidecar never signed in with the token"
+    assert run.model_calls(), "the model (AWF's catalog) was never called"
+    written = run.output + json.dumps(run.events)
+    written += "".join(
+        path.read_text(errors="replace") for path in run.session_state.rglob("*") if path.is_file()
+    )
+    assert github.token not in written

@@ -266,6 +266,35 @@ def test_the_demo_runs_from_the_wheel_with_copilot_on_path(
     assert "notes.txt still there: False" in again.stdout, "the policy let the rm through"
 
 
+@pytest.mark.e2e
+def test_the_demo_runs_on_a_github_token_and_shows_what_github_was_sent(
+    installed: Installed, user_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`DEMO_AUTH=token make demo`: the path most users take, against the local fake of
+    GitHub, with the request sequence a newcomer can read."""
+    env = {**user_env, "DEMO_OUTPUT": str(tmp_path / "demo-token"), "DEMO_AUTH": "token"}
+    demo = _run([installed.bin("python"), "-m", "copilot_driver.testing.demo"], env, tmp_path)
+
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert "I asked to delete notes.txt" in demo.stdout
+    assert "notes.txt still there: True" in demo.stdout
+    sent = demo.stdout.split("--- what the Copilot CLI sent to GitHub", 1)[1]
+    assert "GET    https://api.github.com/copilot_internal/user -> 200" in sent
+    assert "GET    https://api.individual.githubcopilot.com/models -> 200" in sent
+    assert sent.count("POST   https://api.individual.githubcopilot.com/responses -> 200") == 3
+    assert "model gpt-5-mini" in demo.stdout
+    # The report shows the hosts the sandbox let the run reach.
+    assert "api.individual.githubcopilot.com:443" in demo.stdout.split("--- timeline ---", 1)[1]
+
+    wrong = _run(
+        [installed.bin("python"), "-m", "copilot_driver.testing.demo"],
+        {**env, "DEMO_AUTH": "tokens"},
+        tmp_path,
+    )
+    assert wrong.returncode == 2
+    assert "DEMO_AUTH='tokens': give `provider`" in wrong.stderr
+
+
 @pytest.fixture
 def model() -> Iterator[ScriptedModelServer]:
     from copilot_driver.testing import Reply, Script

@@ -353,8 +353,11 @@ sandbox_summaries = st.builds(
         lambda counts: tuple(counts.items())
     ),
     passed_env=st.lists(st.text(max_size=20), max_size=60).map(tuple),
+    egress_allowed=st.dictionaries(hosts, st.integers(0, 2**63 - 1), max_size=60).map(
+        lambda counts: tuple(counts.items())
+    ),
 )
-"""Any summary the harness could record (denied hosts unique, as in the JSON object)."""
+"""Any summary the harness could record (hosts unique per count, as in the JSON object)."""
 
 
 def sandbox_session(folder: Path, content: dict[str, Any] | str) -> Path:

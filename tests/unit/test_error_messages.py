@@ -7,7 +7,6 @@ check, before the SDK is imported; the harness's end before any sidecar starts.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -21,14 +20,15 @@ import copilot_driver
 from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
 from copilot_driver.driver.catalog import EXAMPLE as CATALOG_EXAMPLE
 from copilot_driver.gh_aw import write_driver_file
+from copilot_driver.harness.credentials import ACCEPTED_TOKENS
 from copilot_driver.permissions.config import EXPLICIT_EXAMPLE
 from copilot_driver.permissions.tool_contract import EXAMPLE as CONTRACT_EXAMPLE
-from copilot_driver.testing.fixtures import missing_component
 
 TOKEN = "conn-token-SECRET-41c9e2"
 API_KEY = "provider-key-SECRET-7d03b5"
-GITHUB_TOKEN = "ghp_SECRET0123456789abcdefABCDEF012345"
-SECRETS = (TOKEN, API_KEY, GITHUB_TOKEN)
+GITHUB_TOKEN = "github_pat_SECRET0123456789abcdefABCDEF012345"
+CLASSIC_TOKEN = "ghp_SECRET0123456789abcdefABCDEF012345"
+SECRETS = (TOKEN, API_KEY, GITHUB_TOKEN, CLASSIC_TOKEN)
 INSTALL = f"npm install -g @github/copilot@{RECOMMENDED_CLI_VERSION}"
 SRC = Path(copilot_driver.__file__).parents[1]
 
@@ -522,7 +522,7 @@ def test_a_configuration_error_is_said_once_with_its_fix(tmp_path: Path) -> None
     said = [line for line in ended.stderr.splitlines() if "COPILOT_MODEL is not set" in line]
     assert said == [
         "[copilot-sdk-driver] error: COPILOT_MODEL is not set: set it to the model name "
-        "(e.g. gpt-4.1)"
+        "(e.g. gpt-5-mini)"
     ], ended.stderr
     assert "variables named above" not in ended.stderr
     assert "GH_AW_PROMPT" not in ended.stderr
@@ -533,41 +533,30 @@ def test_a_configuration_error_is_said_once_with_its_fix(tmp_path: Path) -> None
     )
 
 
-def _real_cli() -> str:
-    path = os.environ.get("COPILOT_CLI_PATH", "")
-    if not path or not os.access(path, os.X_OK):
-        missing_component("the Copilot CLI", FileNotFoundError(f"COPILOT_CLI_PATH={path!r}"))
-    return path
-
-
-def test_a_token_the_cli_refuses_is_not_told_to_be_set(tmp_path: Path) -> None:
-    """The real Copilot CLI, given a classic token: it answers "No GitHub OAuth token or
-    Copilot HMAC key provided"; the fix names what is wrong with the token that is set."""
+def test_a_classic_token_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """The Copilot CLI refuses a classic token, but only once a sidecar and a session
+    exist: the harness says so first, exit 2, and starts nothing (the stand-in CLI would
+    never answer; a sidecar log would show it started)."""
     (tmp_path / "prompt.md").write_text("Say hello.\n", encoding="utf-8")
-    cache = (
-        {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} if "XDG_CACHE_HOME" in os.environ else {}
-    )
     run = harness(
         tmp_path,
         [],
         "prompt.md",
         "--sandbox",
         "off",
-        "--retries",
-        "0",
-        COPILOT_CLI_PATH=_real_cli(),
-        COPILOT_MODEL="gpt-4.1",
+        COPILOT_CLI_PATH=str(_stand_in_cli(tmp_path)),
+        COPILOT_GITHUB_TOKEN=CLASSIC_TOKEN,
+        COPILOT_MODEL="gpt-5-mini",
         GH_AW_SESSION_STATE_BASE_DIR=str(tmp_path / "state"),
-        **cache,
     )
     ended = _run(run.argv, run.env, tmp_path)
-    assert ended.returncode == 1, ended.stderr
-    assert "No GitHub OAuth token or Copilot HMAC key provided" in ended.stderr
-    fixes = [line for line in ended.stderr.splitlines() if " how to fix: " in line]
-    assert len(fixes) == 1, ended.stderr
-    assert (
-        "how to fix: COPILOT_GITHUB_TOKEN holds a classic personal access token (ghp_...), "
-        "which the Copilot CLI refuses; set COPILOT_GITHUB_TOKEN again with a token it accepts"
-    ) in fixes[0]
-    assert "if none is set" not in fixes[0]
-    assert GITHUB_TOKEN not in ended.stderr + ended.stdout
+    assert ended.returncode == 2, ended.stderr
+    errors = [line for line in ended.stderr.splitlines() if " error: " in line]
+    assert errors == [
+        "[copilot-driver-harness] error: COPILOT_GITHUB_TOKEN holds a classic personal access "
+        "token (ghp_...), which the Copilot CLI refuses; nothing was started. Set "
+        "COPILOT_GITHUB_TOKEN to another token (`export COPILOT_GITHUB_TOKEN=$(gh auth token)`): "
+        f"{ACCEPTED_TOKENS}"
+    ], ended.stderr
+    assert not list((tmp_path / "state").glob("sidecar-*.log"))
+    assert CLASSIC_TOKEN not in ended.stderr + ended.stdout

@@ -107,6 +107,12 @@ class DriverConfig:
     """The values of the environment's secret-looking variables (`env.secrets_in`)."""
 
     @property
+    def on_subscription(self) -> bool:
+        """The model is served by the sidecar's GitHub sign-in (a Copilot subscription),
+        not by a provider of the driver's own configuration."""
+        return self.provider is None and self.catalog is None
+
+    @property
     def send_timeout_s(self) -> float:
         """The SDK takes seconds; COPILOT_SDK_SEND_TIMEOUT_MS speaks milliseconds."""
         return self.send_timeout_ms / 1000

@@ -27,6 +27,7 @@ class Phase(StrEnum):
     """Where the lifecycle was when the run ended; error messages name it."""
 
     CONNECT = "connect"
+    ACCOUNT = "the account check"
     SESSION_CREATION = "session creation"
     TURN = "the turn"
     CLEANUP = "cleanup"
@@ -65,6 +66,10 @@ class SidecarRefusedError(SdkError):
 
 class SidecarDisconnectedError(SdkError):
     """The SDK's connection to the sidecar closed under the call."""
+
+
+class CatalogUnreadableError(SdkError):
+    """The sidecar could not list the account's models (`models.list` failed)."""
 
 
 class SessionFailedError(SdkError):

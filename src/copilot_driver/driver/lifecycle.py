@@ -1,7 +1,8 @@
 """The driver's lifecycle (spec 3.2), from a valid configuration to a result.
 
-    connect -> start the client -> create the session (permission handler,
-    event sink) -> send the prompt and wait -> map the result -> clean up
+    connect -> start the client -> on a GitHub token, check the account (its
+    sign-in, the model in its catalog) -> create the session (permission
+    handler, event sink) -> send the prompt and wait -> map the result -> clean up
 
 Every step is raced against SIGTERM/SIGINT, the tool-denials guard and a
 lost sidecar, and bounded in time; the run never waits for an SDK call
@@ -28,6 +29,8 @@ from collections.abc import Awaitable
 from typing import Any
 
 from copilot_driver.compatibility import untested_versions
+from copilot_driver.driver.account import Account, AccountError
+from copilot_driver.driver.account_check import TurnErrors, check_account
 from copilot_driver.driver.config import DriverConfig
 from copilot_driver.driver.connection import (
     READY_WAIT_S,
@@ -105,6 +108,9 @@ class Lifecycle:
         self._protocol_errors = ProtocolErrors(self._notifications)
         self._guards = ToolGuards(config, self.sink, stop, log)
         self._answers = AnswerWatch(config.idle_ms / 1000)
+        self._account: Account | None = None
+        """The subscription path's account, once checked (account_check.py)."""
+        self._turn_errors = TurnErrors()
 
     async def run(self) -> RunResult:
         """Steps 2 to 7 of spec 3.2 (step 1, the configuration, is already resolved)."""
@@ -116,6 +122,9 @@ class Lifecycle:
         try:
             log_start(self.config, self.policy, self.log, self.redactor)
             client = await self._start_client()
+            if self.config.on_subscription:
+                phase = Phase.ACCOUNT
+                self._account = await check_account(client, self.config.model, self.stop, self.log)
             phase = Phase.SESSION_CREATION
             session = await self._create_session(client)
             phase = Phase.TURN
@@ -235,6 +244,11 @@ class Lifecycle:
             return describe_stop(failure, phase)
         if isinstance(failure, TimeoutError) and phase == Phase.TURN:
             return describe_send_timeout(self.config.send_timeout_ms)
+        if isinstance(failure, AccountError):
+            return failure.failure
+        explained = self._turn_errors.explain(failure, self._account)
+        if explained is not None and self.config.on_subscription:
+            return explained
         self.log.debug(LogEvent.ERROR_DETAIL, "failure detail", exception=repr(as_raised(failure)))
         return describe_failure(
             failure,
@@ -262,6 +276,7 @@ class Lifecycle:
         """Every session event: to the events file, and to the idle watchdog."""
         self.sink.handle(event)
         self._answers.observe(event)
+        self._turn_errors.observe(event)
 
     def _watch_sidecar(self, client: SdkClient) -> SidecarWatchdog:
         uri = self.config.sdk_uri

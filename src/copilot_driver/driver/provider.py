@@ -78,7 +78,7 @@ def check_model(model: str | None, quote: Quote, problems: list[str]) -> str | N
 def _not_a_model_name(quoted: str) -> str:
     return (
         f"{MODEL.name}={quoted!r} is not a model name (at most "
-        f"{MAX_MODEL_CHARS} printable characters, e.g. gpt-4.1)"
+        f"{MAX_MODEL_CHARS} printable characters, e.g. gpt-5-mini)"
     )
 
 

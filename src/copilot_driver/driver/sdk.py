@@ -27,9 +27,11 @@ import errno
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from copilot_driver.driver.account import CatalogModel
 from copilot_driver.driver.connection import is_connected, release_transport
 from copilot_driver.driver.failures import (
     AUTHENTICATION_CODES,
+    CatalogUnreadableError,
     SdkError,
     SessionFailedError,
     SidecarAuthError,
@@ -41,6 +43,13 @@ if TYPE_CHECKING:
     from copilot import CopilotClient, CopilotSession
 
 T = TypeVar("T")
+
+SIGN_IN_METHOD = "account.getCurrentAuth"
+"""The sidecar's GitHub sign-in: `{authInfo: {type, host, copilotUser}}` or
+`{authErrors: [...]}`. Asked for over the SDK's JSON-RPC client itself: the SDK's
+typed wrapper (`rpc.account.get_current_auth`) requires a `token` field the CLI
+(1.0.102) rightly never sends, and fails to parse the answer."""
+METHOD_NOT_FOUND = -32601
 
 SESSION_ERROR_PREFIX = "Session error:"
 """`CopilotSession.send_and_wait` fails a turn the runtime reported as a
@@ -113,6 +122,35 @@ class SdkClient:
 
     async def create_session(self, options: Mapping[str, Any]) -> SdkSession:
         return SdkSession(await _recognised(self.client.create_session(**options)))
+
+    async def sign_in(self) -> Any | None:
+        """The sidecar's GitHub sign-in as the CLI answers it (see SIGN_IN_METHOD), or
+        None from a CLI that does not know the method."""
+        from copilot._jsonrpc import JsonRpcError
+
+        rpc = self.client._client  # the SDK's JSON-RPC client, present once started
+        if rpc is None:
+            return None
+        try:
+            return await _recognised(rpc.request(SIGN_IN_METHOD, {}))
+        except JsonRpcError as error:
+            if error.code == METHOD_NOT_FOUND:
+                return None
+            raise
+
+    async def catalog(self) -> list[CatalogModel]:
+        """The account's models as the CLI offers them (it hides some of the catalog);
+        raises CatalogUnreadableError, in the CLI's words, when it cannot list them."""
+        from copilot._jsonrpc import JsonRpcError
+
+        try:
+            models = await _recognised(self.client.list_models())
+        except JsonRpcError as error:
+            raise CatalogUnreadableError(error) from error
+        return [
+            CatalogModel(model.id, model.billing.multiplier if model.billing else None)
+            for model in models
+        ]
 
     async def cli_version(self) -> str | None:
         """The sidecar's Copilot CLI version; its failure is the SDK's own."""

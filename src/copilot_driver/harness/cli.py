@@ -65,7 +65,7 @@ sidecar died while the driver was running.
 """
 
 _MAIN_VARIABLES = (
-    (MODEL.name, "the model, e.g. gpt-4.1"),
+    (MODEL.name, "the model, e.g. gpt-5-mini"),
     (
         COPILOT_GITHUB_TOKEN.name,
         f"the Copilot CLI's GitHub token (or {GH_TOKEN.name}, "

@@ -85,7 +85,7 @@ def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> st
     gh's is hidden), so only a token or a provider counts."""
     if any(env.get(name, "").strip() for name in PLATFORM_TOKENS):
         return None
-    if any(env.get(name, "").strip() for name in (PROVIDER_BASE_URL.name, PROVIDER_CATALOG.name)):
+    if has_provider(env):
         return None
     if _stored_login(env):
         if not sandboxed:
@@ -114,6 +114,45 @@ def credential_problem(env: Mapping[str, str], *, sandboxed: bool = False) -> st
         )
     login = "" if sandboxed else ", or run `copilot login` once"
     return f"{start}Set one: {how_to_set_a_token(False)}{login}; {ACCEPTED_TOKENS}."
+
+
+def the_token_variable(env: Mapping[str, str]) -> str | None:
+    """The variable whose token the sidecar signs in with: the first one set, in the
+    CLI's order of preference."""
+    return next((name for name in PLATFORM_TOKENS if env.get(name, "").strip()), None)
+
+
+def has_provider(env: Mapping[str, str]) -> bool:
+    """A bring-your-own-model provider serves the model (no GitHub sign-in needed)."""
+    return any(
+        env.get(name, "").strip() for name in (PROVIDER_BASE_URL.name, PROVIDER_CATALOG.name)
+    )
+
+
+def classic_token_problem(env: Mapping[str, str]) -> str | None:
+    """The run's sign-in token is a classic personal access token, which the Copilot CLI
+    refuses (after the sidecar and a session have started): what to do instead. None when
+    it is not, or when a provider serves the model without it."""
+    used = the_token_variable(env)
+    if used is None or has_provider(env) or not env[used].strip().startswith(CLASSIC_PREFIX):
+        return None
+    return (
+        f"{used} holds a classic personal access token ({CLASSIC_PREFIX}...), which the Copilot "
+        f"CLI refuses; nothing was started. {how_to_replace(used, in_github_actions(env))}: "
+        f"{ACCEPTED_TOKENS}"
+    )
+
+
+def how_to_replace(variable: str, in_actions: bool) -> str:
+    """Where a refused token is replaced: the secret in Actions, the variable elsewhere."""
+    if in_actions:
+        return f"Replace the secret behind {variable} with another token"
+    return f"Set {variable} to another token (`export {variable}=$(gh auth token)`)"
+
+
+def stored_login(env: Mapping[str, str]) -> bool:
+    """A login the CLI would use by itself (outside the sandbox), and no token."""
+    return the_token_variable(env) is None and _stored_login(env)
 
 
 def _stored_login(env: Mapping[str, str]) -> bool:

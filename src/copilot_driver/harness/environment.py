@@ -14,16 +14,25 @@ from collections.abc import Mapping
 from copilot_driver.env import (
     CONNECTION_TOKEN,
     GITHUB_CREDENTIALS,
+    GITHUB_HOST_VARIABLES,
     HARNESS_TIMEOUT_MINUTES,
     PLATFORM_TOKENS,
     PROVIDER_API_KEY,
+    PROXY_VARIABLES,
     SDK_URI,
     SEND_TIMEOUT_MS,
     value_of,
 )
 from copilot_driver.permissions.config import read_server_args
 
-_HARNESS_OWNED_FLAGS = {"--headless": 0, "--no-auto-update": 0, "--port": 1, "--log-level": 1}
+_HARNESS_OWNED_FLAGS = {
+    "--headless": 0,
+    "--no-auto-update": 0,
+    "--port": 1,
+    "--log-level": 1,
+    "--no-auto-login": 0,
+    "--auth-token-env": 1,
+}
 """Flags the harness sets itself, with how many values each takes."""
 
 
@@ -76,9 +85,11 @@ def sidecar_arguments(raw: str | None) -> tuple[list[str], int | None, str | Non
         flag, has_value, value = arg.partition("=")
         if flag in _HARNESS_OWNED_FLAGS:
             takes = _HARNESS_OWNED_FLAGS[flag]
-            if takes and not has_value:
-                value = args[index + 1] if index + 1 < len(args) else ""
-                index += 1
+            if takes and not has_value and index + 1 < len(args):
+                following = args[index + 1]
+                if not following.startswith("-"):  # never another flag: it is the driver's too
+                    value = following
+                    index += 1
             if flag == "--port" and value.isascii() and value.isdigit():
                 port = int(value)
             elif flag == "--log-level" and value:
@@ -113,6 +124,8 @@ SIDECAR_PASSED = frozenset(
         "COPILOT_SKIP_CLI_DOWNLOAD", "COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_TYPE",
         "COPILOT_PROVIDER_WIRE_API", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
         "XDG_STATE_HOME",
+        # where the CLI finds GitHub and the Copilot API, and whom it trusts on the way
+        *GITHUB_HOST_VARIABLES, "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE",
     }
 )  # fmt: skip
 """What the sidecar inherits from the harness, by name: variables that hold no secret
@@ -126,7 +139,7 @@ SIDECAR_CREDENTIAL = PLATFORM_TOKENS[0]
 
 
 def sidecar_environment(
-    base: Mapping[str, str], *, pass_env: tuple[str, ...] = ()
+    base: Mapping[str, str], *, pass_env: tuple[str, ...] = (), sandboxed: bool = True
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The sidecar's environment, split in two: (plain, credentials).
 
@@ -135,6 +148,8 @@ def sidecar_environment(
     token as `COPILOT_GITHUB_TOKEN` (the CLI's own order of preference) and the
     provider key. In the sandbox the credentials travel apart from the plain part,
     so they appear in no command line and in no environment a tool can read.
+    Without the sandbox the harness's proxy settings go with the credentials (a proxy
+    URL may hold a password); in it, the sandbox's egress proxy uses them itself.
     """
     plain = {
         name: value
@@ -148,4 +163,19 @@ def sidecar_environment(
     key = base.get(PROVIDER_API_KEY.name)
     if key:
         credentials[PROVIDER_API_KEY.name] = key
+    if not sandboxed:
+        credentials.update({name: base[name] for name in PROXY_VARIABLES if base.get(name)})
     return plain, credentials
+
+
+def login_arguments(credentials: Mapping[str, str], *, stored_login: bool) -> list[str]:
+    """How the CLI signs in to GitHub. With a token: from `COPILOT_GITHUB_TOKEN`, named
+    (the CLI's `--no-auto-login` alone would ignore it, and every session on the token
+    would fail with "No GitHub OAuth token"), and nothing stored on the machine. With
+    only a stored login (`copilot login`, outside the sandbox): the CLI's own automatic
+    sign-in. Otherwise none (a bring-your-own-model provider needs none)."""
+    if SIDECAR_CREDENTIAL in credentials:
+        return ["--no-auto-login", "--auth-token-env", SIDECAR_CREDENTIAL]
+    if stored_login:
+        return []
+    return ["--no-auto-login"]

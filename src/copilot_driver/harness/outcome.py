@@ -16,6 +16,7 @@ from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.credentials import (
     ACCEPTED_TOKENS,
     Tokens,
+    how_to_replace,
     how_to_set_a_token,
 )
 from copilot_driver.harness.credentials import (
@@ -71,6 +72,27 @@ _BY_KIND: dict[str, Explanation] = {
     DriverErrorKind.SESSION_ERROR: Explanation(
         "The Copilot session failed", "see the session's error above; rerun if it was transient"
     ),
+    HarnessErrorKind.UNSUPPORTED_TOKEN: Explanation(
+        "The GitHub token is a classic personal access token", None
+    ),
+    DriverErrorKind.MODEL_UNAVAILABLE: Explanation(
+        "The model is not available to this Copilot account",
+        f"set {env.MODEL.name} (the Action's `model` input) to one of the models named above",
+    ),
+    DriverErrorKind.RATE_LIMITED: Explanation(
+        "Copilot rate-limited the run",
+        "the CLI and the harness already retried: wait and rerun, run fewer jobs at once, or "
+        f"use another model ({env.MODEL.name}=auto lets Copilot choose)",
+    ),
+    DriverErrorKind.COPILOT_API_ERROR: Explanation(
+        "The Copilot API failed",
+        "the harness already retried: run again later, and see https://www.githubstatus.com",
+    ),
+    DriverErrorKind.QUOTA_EXCEEDED: Explanation(
+        "The Copilot account's quota is used up",
+        "use a model the plan includes, wait for the reset date named above, or raise the "
+        "budget at https://github.com/settings/copilot/features",
+    ),
     DriverErrorKind.EVENTS_UNWRITABLE: Explanation(
         "The events file could not be written",
         f"make {env.SESSION_STATE_BASE_DIR.name} a writable folder with free space",
@@ -89,12 +111,22 @@ _CONFIG_UNSAID = Explanation(
 
 
 def explain(
-    exit_code: int, error_kind: str | None, message: str | None, *, tokens: Tokens | None = None
+    exit_code: int,
+    error_kind: str | None,
+    message: str | None,
+    *,
+    tokens: Tokens | None = None,
+    egress_denied: tuple[tuple[str, int], ...] = (),
 ) -> Explanation:
     """The title and the fix for a run that ended with `exit_code` (not 0). `tokens`:
-    the environment's GitHub tokens (`credentials.tokens_of`), None when not known."""
+    the environment's GitHub tokens (`credentials.tokens_of`), None when not known;
+    `egress_denied`: the sandbox's refusals per host."""
     if message and any(text in message for text in _MISSING_TOKEN_TEXT):
         return _no_usable_token(tokens)
+    if error_kind in (DriverErrorKind.TOKEN_REFUSED, DriverErrorKind.NO_COPILOT_ACCESS):
+        return _token_not_accepted(error_kind, tokens)
+    if error_kind == DriverErrorKind.GITHUB_UNREACHABLE:
+        return _github_unreachable(egress_denied)
     if error_kind == HarnessErrorKind.CONFIG or (
         error_kind is None and exit_code == ExitCode.CONFIG
     ):
@@ -122,6 +154,40 @@ def explain(
     if exit_code == ExitCode.CONFIG:
         return _BY_KIND[HarnessErrorKind.CONFIG] if message else _CONFIG_UNSAID
     return Explanation(f"The driver failed (exit status {exit_code})", "see the driver's log above")
+
+
+def _token_not_accepted(kind: str, tokens: Tokens | None) -> Explanation:
+    """GitHub refused the token, or it has no Copilot access: name the variable it came
+    from, and where to replace it."""
+    used = tokens.present[0] if tokens and tokens.present else None
+    title = (
+        "GitHub refused the Copilot CLI's token"
+        if kind == DriverErrorKind.TOKEN_REFUSED
+        else "The GitHub token has no Copilot access"
+    )
+    if used is None:
+        return Explanation(title, f"give the sidecar a token it accepts: {ACCEPTED_TOKENS}")
+    said = "was refused" if kind == DriverErrorKind.TOKEN_REFUSED else "has no Copilot access"
+    replace = how_to_replace(used, bool(tokens and tokens.in_actions))
+    return Explanation(title, f"the token in {used} {said}. {replace}: {ACCEPTED_TOKENS}")
+
+
+def _github_unreachable(egress_denied: tuple[tuple[str, int], ...]) -> Explanation:
+    title = "The Copilot CLI could not reach GitHub"
+    if egress_denied:
+        hosts = ", ".join(host for host, _ in egress_denied[:5])
+        return Explanation(
+            title,
+            f"the sandbox refused egress to {hosts}: a GitHub Enterprise host belongs in "
+            f"{env.GH_HOST.name}, a Copilot API in {env.COPILOT_API_URL.name}; any other host "
+            "the CLI must reach, in --allow-domain HOST",
+        )
+    return Explanation(
+        title,
+        "check the runner's network on the way to GitHub's hosts (api.github.com, "
+        f"*.githubcopilot.com): a proxy belongs in {env.HTTPS_PROXY.name} (and "
+        f"{env.NODE_EXTRA_CA_CERTS.name} when it intercepts TLS), a firewall must allow them",
+    )
 
 
 def _no_usable_token(tokens: Tokens | None) -> Explanation:

@@ -125,7 +125,11 @@ class Outputs:
         if ending.exit_code != ExitCode.OK:
             cause = self.console.redactor.text(ending.message or f"exit status {ending.exit_code}")
             explanation = explain(
-                ending.exit_code, ending.error_kind, ending.message, tokens=tokens_of(self.env)
+                ending.exit_code,
+                ending.error_kind,
+                ending.message,
+                tokens=tokens_of(self.env),
+                egress_denied=sandbox.egress_denied,
             )
             title, message = explanation.title, f"error: {cause}"
             if explanation.fix:
@@ -169,12 +173,14 @@ class Outputs:
 def sandbox_summary(
     settings: SandboxSettings, sandbox: Sandbox | None, env: Mapping[str, str]
 ) -> SandboxSummary:
-    """The sandbox as the report shows it: its mode, allowed hosts, refusals, passed names."""
+    """The sandbox as the report shows it: its mode, allowed hosts, the connections let
+    through and refused, passed names."""
     return SandboxSummary(
         mode=settings.mode,
         allowed_hosts=sandbox.allowlist.hosts() if sandbox else (),
         egress_denied=tuple(sandbox.denied_per_host()) if sandbox else (),
         passed_env=tuple(name for name in settings.pass_env if name in env),
+        egress_allowed=tuple(sandbox.allowed_per_host()) if sandbox else (),
     )
 
 

@@ -29,8 +29,13 @@ from copilot_driver.env import (
 )
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.console import Console
-from copilot_driver.harness.credentials import credential_problem
+from copilot_driver.harness.credentials import (
+    classic_token_problem,
+    credential_problem,
+    stored_login,
+)
 from copilot_driver.harness.environment import (
+    login_arguments,
     new_connection_token,
     sidecar_arguments,
     sidecar_environment,
@@ -48,6 +53,7 @@ from copilot_driver.harness.sandbox import (
     sandbox_cache_home,
     workspace_of,
 )
+from copilot_driver.harness.sandbox.upstream import proxy_passwords
 from copilot_driver.harness.sidecar import SidecarError, locate_copilot_cli
 from copilot_driver.permissions.config import ServerArgsError
 from copilot_driver.redaction import Redactor
@@ -63,6 +69,8 @@ class SidecarPlan:
     env: dict[str, str]
     """The sidecar's environment, without its credentials."""
     credentials: dict[str, str]
+    login_args: list[str]
+    """How the CLI signs in to GitHub (`environment.login_arguments`)."""
     extra_args: list[str]
     log_level: str | None
     port: int
@@ -104,8 +112,15 @@ class Preflight:
             return Ending(ExitCode.CONFIG, HarnessErrorKind.NO_CREDENTIAL, problem)
         token = new_connection_token()
         self.console.redactor = Redactor(
-            [token, *secrets_in(self.env, (*PLATFORM_TOKENS, *DRIVER_SECRETS))]
+            [
+                token,
+                *secrets_in(self.env, (*PLATFORM_TOKENS, *DRIVER_SECRETS)),
+                *proxy_passwords(self.env),
+            ]
         )
+        classic = classic_token_problem(self.env)
+        if classic is not None:
+            return Ending(ExitCode.CONFIG, HarnessErrorKind.UNSUPPORTED_TOKEN, classic)
         # first of all: the runner masks it in every later line
         self.console.command(workflow_commands.add_mask(token))
         self._warn_about_the_policy()
@@ -119,7 +134,11 @@ class Preflight:
             extra_args, asked_port, log_level = sidecar_arguments(self.env.get(SERVER_ARGS.name))
         except ServerArgsError as error:
             return Ending(ExitCode.CONFIG, HarnessErrorKind.CONFIG, str(error))
-        plain_env, credentials = sidecar_environment(self.env, pass_env=self._settings.pass_env)
+        plain_env, credentials = sidecar_environment(
+            self.env, pass_env=self._settings.pass_env, sandboxed=self._settings.enabled
+        )
+        stored = stored_login(self.env) and not self._settings.enabled
+        login_args = login_arguments(credentials, stored_login=stored)
         try:
             self.sandbox = self._prepare_sandbox(binary, base)
         except SandboxError as error:
@@ -130,7 +149,7 @@ class Preflight:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         log_path = base / f"sidecar-{stamp}-{os.getpid()}.log"
         return SidecarPlan(
-            binary, token, plain_env, credentials, extra_args, log_level, port, log_path
+            binary, token, plain_env, credentials, login_args, extra_args, log_level, port, log_path
         )
 
     def _warn_about_the_policy(self) -> None:

@@ -64,6 +64,10 @@ def transient_cause(failed: FailedTry) -> str | None:
     """Why `failed` is worth another try (a few words), or None when it is not."""
     if failed.started_tools or failed.printed_answer:
         return None  # another try could repeat a side effect, or a half answer was used
+    if failed.exit_code == 1 and failed.error_kind == DriverErrorKind.RATE_LIMITED:
+        return "Copilot is rate limiting the account"
+    if failed.exit_code == 1 and failed.error_kind == DriverErrorKind.COPILOT_API_ERROR:
+        return "the Copilot API failed"
     if failed.exit_code != 1 or failed.error_kind != DriverErrorKind.SESSION_ERROR:
         return None
     if failed.status_code is not None and 500 <= failed.status_code <= 599:

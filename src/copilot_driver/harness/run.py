@@ -130,6 +130,7 @@ class Harness:
                 credentials=plan.credentials,  # the platform token is the sidecar's alone
                 sandbox=sandbox,
                 port=plan.port,
+                login_args=plan.login_args,
                 extra_args=plan.extra_args,
                 log_level=plan.log_level or "info",
                 log_path=plan.log_path,

@@ -1,7 +1,10 @@
 """The Copilot CLI in server mode: find the binary, start it, know when it is ready.
 
-A sidecar is `copilot --headless --no-auto-update --no-auto-login --port N`
-with the per-run COPILOT_CONNECTION_TOKEN in its environment. It prints
+A sidecar is `copilot --headless --no-auto-update [LOGIN] --port N` with the
+per-run COPILOT_CONNECTION_TOKEN in its environment; LOGIN says how it signs
+in to GitHub (`--no-auto-login` unless told otherwise: no GitHub sign-in at
+all, as a bring-your-own-model provider needs; the harness names the token's
+variable with `--auth-token-env`, see `environment.login_arguments`). It prints
 `CLI server listening on port N` when ready and binds 127.0.0.1. It runs in
 its own process group so stopping it (SIGTERM, then SIGKILL after a grace
 period) also stops anything it spawned.
@@ -143,6 +146,7 @@ class LaunchOptions(TypedDict, total=False):
 
     port: int
     extra_args: Sequence[str]
+    login_args: Sequence[str]
     log_level: str
     log_path: Path | None
     die_with_parent: bool
@@ -203,6 +207,7 @@ class Sidecar:
         env: Mapping[str, str],
         port: int = 0,
         extra_args: Sequence[str] = (),
+        login_args: Sequence[str] = ("--no-auto-login",),
         log_level: str = "info",
         log_path: Path | None = None,
         die_with_parent: bool = False,
@@ -218,7 +223,7 @@ class Sidecar:
             str(binary),
             "--headless",
             "--no-auto-update",
-            "--no-auto-login",
+            *login_args,
             "--log-level",
             log_level,
             *extra_args,

@@ -95,8 +95,8 @@ def sandbox_warning(sandbox: SandboxSummary | None) -> list[str]:
 
 
 def sandbox_section(sandbox: SandboxSummary | None) -> list[str]:
-    """The mode, the hosts the egress proxy allows, the variables passed, and a table of
-    the connections it refused per host (most refused first)."""
+    """The mode, the hosts the egress proxy allows, the variables passed, and tables of
+    the connections it let through and refused per host (busiest first)."""
     if sandbox is None:
         return []
     rows = [("Mode", cell(summary.sandbox_mode(sandbox)))]
@@ -104,19 +104,28 @@ def sandbox_section(sandbox: SandboxSummary | None) -> list[str]:
         rows.append(("Allowed hosts", _names(sandbox.allowed_hosts, "hosts")))
     if sandbox.passed_env:
         rows.append(("Passed environment", _names(sandbox.passed_env, "variables")))
+    if sandbox.egress_allowed or not sandbox.off:
+        rows.append(("Egress allowed", summary.allowed_phrase(sandbox)))
     if sandbox.egress_denied or not sandbox.off:
         rows.append(("Egress denied", summary.denied_phrase(sandbox)))
     out = ["", "### Sandbox", "", TABLE_HEADER, "|---|---|"]
     out += [f"| {name} | {value} |" for name, value in rows]
-    denied = sandbox.egress_denied
-    if denied:
-        out += ["", "| Egress denied | Connections |", "|---|---:|"]
-        out += [
-            f"| {cell(summary.sandbox_name(host))} | {summary.number(count)} |"
-            for host, count in denied[: summary.SANDBOX_LISTED]
-        ]
-        if len(denied) > summary.SANDBOX_LISTED:
-            out.append(f"| _... and {len(denied) - summary.SANDBOX_LISTED:,} more hosts_ | |")
+    out += _connections_table("Egress allowed", sandbox.egress_allowed)
+    out += _connections_table("Egress denied", sandbox.egress_denied)
+    return out
+
+
+def _connections_table(title: str, counts: tuple[tuple[str, int], ...]) -> list[str]:
+    """Connections per host, the busiest few listed and the rest counted."""
+    if not counts:
+        return []
+    out = ["", f"| {title} | Connections |", "|---|---:|"]
+    out += [
+        f"| {cell(summary.sandbox_name(host))} | {summary.number(count)} |"
+        for host, count in counts[: summary.SANDBOX_LISTED]
+    ]
+    if len(counts) > summary.SANDBOX_LISTED:
+        out.append(f"| _... and {len(counts) - summary.SANDBOX_LISTED:,} more hosts_ | |")
     return out
 
 

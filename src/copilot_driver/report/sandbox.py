@@ -26,7 +26,7 @@ _MAX_COUNT = 2**63
 
 @dataclass(frozen=True)
 class SandboxSummary:
-    """How the tools were confined, and what the egress proxy refused."""
+    """How the tools were confined, and what the egress proxy let through and refused."""
 
     mode: str
     """`workspace` or `off` (`unknown` when the file does not say)."""
@@ -37,11 +37,15 @@ class SandboxSummary:
     that order whatever order it is given in)."""
     passed_env: tuple[str, ...] = ()
     """Names of the variables passed to the tools with `--pass-env` (never values)."""
+    egress_allowed: tuple[tuple[str, int], ...] = ()
+    """(`host:port`, connections let through): what the run reached, ordered as
+    `egress_denied` is."""
 
     def __post_init__(self) -> None:
         # The order is part of the value: whoever builds one, the renderers list the
-        # most refused hosts first and the cap cuts the least refused.
-        object.__setattr__(self, "egress_denied", _most_denied_first(self.egress_denied))
+        # busiest hosts first and the cap cuts the least used.
+        object.__setattr__(self, "egress_denied", _most_first(self.egress_denied))
+        object.__setattr__(self, "egress_allowed", _most_first(self.egress_allowed))
 
     @property
     def off(self) -> bool:
@@ -51,13 +55,18 @@ class SandboxSummary:
     def denied_connections(self) -> int:
         return sum(count for _, count in self.egress_denied)
 
+    @property
+    def allowed_connections(self) -> int:
+        return sum(count for _, count in self.egress_allowed)
+
 
 def sandbox_record(summary: SandboxSummary) -> dict[str, object]:
     """The JSON object of `sandbox.json`: `{"mode": str, "allowedHosts": [str],
-    "egressDenied": {host: count}, "passedEnv": [str]}`."""
+    "egressAllowed": {host: count}, "egressDenied": {host: count}, "passedEnv": [str]}`."""
     return {
         "mode": summary.mode,
         "allowedHosts": list(summary.allowed_hosts),
+        "egressAllowed": dict(summary.egress_allowed),
         "egressDenied": dict(summary.egress_denied),
         "passedEnv": list(summary.passed_env),
     }
@@ -88,8 +97,9 @@ def sandbox_from_json(value: Any) -> SandboxSummary:
     return SandboxSummary(
         mode=mode if isinstance(mode, str) and mode.strip() else MODE_UNKNOWN,
         allowed_hosts=_strings(data.get("allowedHosts")),
-        egress_denied=_denied(data.get("egressDenied")),
+        egress_denied=_counts(data.get("egressDenied")),
         passed_env=_strings(data.get("passedEnv")),
+        egress_allowed=_counts(data.get("egressAllowed")),
     )
 
 
@@ -99,7 +109,7 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(item for item in value if isinstance(item, str))
 
 
-def _denied(value: Any) -> tuple[tuple[str, int], ...]:
+def _counts(value: Any) -> tuple[tuple[str, int], ...]:
     """Whole counts from 0 to 2**63 only (JSON `true` and `3.0` are not counts)."""
     if not isinstance(value, dict):
         return ()
@@ -110,7 +120,5 @@ def _denied(value: Any) -> tuple[tuple[str, int], ...]:
     )
 
 
-def _most_denied_first(
-    denied: Iterable[tuple[str, int]],
-) -> tuple[tuple[str, int], ...]:
-    return tuple(sorted(denied, key=lambda item: (-item[1], item[0])))
+def _most_first(counts: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(counts, key=lambda item: (-item[1], item[0])))

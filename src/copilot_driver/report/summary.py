@@ -247,10 +247,19 @@ def sandbox_name(name: str, limit: int = SANDBOX_NAME_CHARS) -> str:
 
 def denied_phrase(sandbox: SandboxSummary) -> str:
     """`15 connections to 2 hosts`, or `none`."""
-    if not sandbox.egress_denied:
+    return connections_phrase(sandbox.egress_denied)
+
+
+def allowed_phrase(sandbox: SandboxSummary) -> str:
+    """`15 connections to 2 hosts`, or `none`."""
+    return connections_phrase(sandbox.egress_allowed)
+
+
+def connections_phrase(counts: tuple[tuple[str, int], ...]) -> str:
+    if not counts:
         return "none"
-    hosts = len(sandbox.egress_denied)
-    total = sandbox.denied_connections
+    hosts = len(counts)
+    total = sum(count for _, count in counts)
     return (
         f"{number(total)} connection{'' if total == 1 else 's'} "
         f"to {hosts:,} host{'' if hosts == 1 else 's'}"

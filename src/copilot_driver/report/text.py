@@ -98,7 +98,7 @@ def _header(timeline: Timeline) -> list[str]:
 
 def _sandbox_lines(sandbox: SandboxSummary | None) -> list[str]:
     """The mode (and a warning when it was off), the hosts the egress proxy allows, the
-    variables passed, and the connections it refused per host, most refused first."""
+    variables passed, and the connections it let through and refused per host."""
     if sandbox is None:
         return []
     out = ["", f"Sandbox: {summary.sandbox_mode(sandbox)}"]
@@ -109,16 +109,24 @@ def _sandbox_lines(sandbox: SandboxSummary | None) -> list[str]:
         out += _names_lines("  allowed hosts  ", sandbox.allowed_hosts, "hosts")
     if sandbox.passed_env:
         out += _names_lines("  passed env     ", sandbox.passed_env, "variables")
-    denied = sandbox.egress_denied
-    if not denied:
-        return out if sandbox.off else [*out, "  egress denied  none"]
-    listed = denied[: summary.SANDBOX_LISTED]
+    out += _connection_lines("  egress allowed ", sandbox.egress_allowed, sandbox.off)
+    out += _connection_lines("  egress denied  ", sandbox.egress_denied, sandbox.off)
+    return out
+
+
+def _connection_lines(label: str, counts: tuple[tuple[str, int], ...], off: bool) -> list[str]:
+    """One line per host, the busiest few, with their connections; `none` in the sandbox,
+    nothing without it (there was no proxy)."""
+    if not counts:
+        return [] if off else [f"{label}none"]
+    listed = counts[: summary.SANDBOX_LISTED]
     width = max(len(summary.number(count)) for _, count in listed)
+    out = []
     for i, (host, count) in enumerate(listed):
-        label = "  egress denied  " if i == 0 else _TOTALS + "  "
-        out.append(_fit(f"{label}{summary.number(count):>{width}}  ", summary.sandbox_name(host)))
-    if len(denied) > summary.SANDBOX_LISTED:
-        out.append(f"{_TOTALS}  ... and {len(denied) - summary.SANDBOX_LISTED:,} more hosts")
+        prefix = label if i == 0 else _TOTALS + "  "
+        out.append(_fit(f"{prefix}{summary.number(count):>{width}}  ", summary.sandbox_name(host)))
+    if len(counts) > summary.SANDBOX_LISTED:
+        out.append(f"{_TOTALS}  ... and {len(counts) - summary.SANDBOX_LISTED:,} more hosts")
     return out
 
 

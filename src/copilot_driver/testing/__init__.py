@@ -18,10 +18,12 @@ from copilot_driver.testing.environment import (
     sidecar_environment,
     start_test_sidecar,
 )
+from copilot_driver.testing.github_api import FakeGitHubCopilot, start_subscription_sidecar
 from copilot_driver.testing.model_server import RecordedRequest, ScriptedModelServer
 from copilot_driver.testing.script import Reply, Rule, Script, ToolCall
 
 __all__ = [
+    "FakeGitHubCopilot",
     "RecordedRequest",
     "Reply",
     "Rule",
@@ -33,5 +35,6 @@ __all__ = [
     "harness_environment",
     "prompt_mode_environment",
     "sidecar_environment",
+    "start_subscription_sidecar",
     "start_test_sidecar",
 ]

@@ -101,11 +101,43 @@ class FakeSession:
             raise RuntimeError("detach failed")
 
 
+SIGNED_IN = {
+    "authInfo": {
+        "type": "token",
+        "host": "https://github.com",
+        "copilotUser": {"login": "octocat", "copilot_plan": "individual", "chat_enabled": True},
+    }
+}
+
+
+class FakeRpc:
+    """The SDK's JSON-RPC client, for the account check's `account.getCurrentAuth`."""
+
+    def __init__(self, behaviour: dict[str, Any]) -> None:
+        self.behaviour = behaviour
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        self.behaviour.setdefault("account_calls", []).append(method)
+        return self.behaviour.get("sign_in", SIGNED_IN)
+
+
+class FakeModel:
+    def __init__(self, model_id: str, multiplier: float | None = 0.0) -> None:
+        self.id = model_id
+        self.billing = type("Billing", (), {"multiplier": multiplier})()
+
+
 class FakeClient:
     def __init__(self, calls: list[str], behaviour: dict[str, Any]) -> None:
         self.calls = calls
         self.behaviour = behaviour
         self.session_options: dict[str, Any] = {}
+        self._client = FakeRpc(behaviour)
+
+    async def list_models(self) -> list[FakeModel]:
+        """The account's catalog (on a GitHub token the driver checks the model in it)."""
+        self.behaviour.setdefault("account_calls", []).append("models.list")
+        return list(self.behaviour.get("models", [FakeModel("auto"), FakeModel("gpt-4.1")]))
 
     async def start(self) -> None:
         self.calls.append("start")
@@ -236,6 +268,64 @@ def test_a_session_error_maps_to_1_with_a_clear_message(
     assert entries[-1]["errorKind"] == "session_error"
     assert "no model" in entries[-1]["message"]
     assert "abort" not in calls  # the turn is over: nothing to abort
+
+
+def test_on_a_github_token_the_account_is_checked_before_the_session(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    behaviour: dict[str, Any] = {}
+    result, _, entries = run_lifecycle(config, monkeypatch, behaviour)
+
+    assert result.exit_code == 0
+    assert behaviour["account_calls"] == ["account.getCurrentAuth", "models.list"]
+    (checked,) = [e for e in entries if e["event"] == "account.checked"]
+    assert checked["login"] == "octocat"
+    assert checked["models"] == ["auto", "gpt-4.1"]
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "exit_code", "kind"),
+    [
+        (
+            {
+                "sign_in": {
+                    "authErrors": [
+                        "Failed to validate SDK token (401): GitHub returned: Bad credentials"
+                    ]
+                }
+            },
+            2,
+            "token_refused",
+        ),
+        ({"sign_in": {}}, 2, "not_signed_in"),
+        ({"models": [FakeModel("auto"), FakeModel("gpt-5-mini")]}, 2, "model_unavailable"),
+    ],
+)
+def test_an_account_that_cannot_serve_the_run_stops_it_before_any_session(
+    config: DriverConfig,
+    monkeypatch: pytest.MonkeyPatch,
+    behaviour: dict[str, Any],
+    exit_code: int,
+    kind: str,
+) -> None:
+    result, calls, entries = run_lifecycle(config, monkeypatch, behaviour)
+
+    assert result.exit_code == exit_code
+    assert calls == ["start", "stop"]
+    assert entries[-1]["errorKind"] == kind
+
+
+def test_with_a_provider_no_account_is_checked(
+    config: DriverConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = ProviderConfig(base_url="http://127.0.0.1:9/v1", type="openai")
+    behaviour: dict[str, Any] = {"sign_in": {}}
+    result, _, _ = run_lifecycle(
+        dataclasses.replace(config, provider=provider), monkeypatch, behaviour
+    )
+
+    assert result.exit_code == 0
+    assert "account_calls" not in behaviour
 
 
 def test_a_connection_failure_never_creates_a_session_or_result_file(

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from copilot_driver.env import GITHUB_CREDENTIALS
+from copilot_driver.env import GITHUB_CREDENTIALS, PROXY_VARIABLES
 from copilot_driver.harness.environment import (
     SIDECAR_PASSED,
     SIDECAR_PASSED_PREFIXES,
     driver_environment,
+    login_arguments,
     new_connection_token,
     send_timeout_from_minutes,
     sidecar_arguments,
@@ -370,3 +371,239 @@ def test_no_unlisted_value_ever_reaches_the_plain_part(
             assert value not in plain.values()
     assert set(plain) <= set(base)
     assert set(credentials) <= {"COPILOT_GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"}
+
+
+# -- how the sidecar signs in, and what reaches it ----------------------------------------
+
+
+def test_with_a_token_the_cli_is_told_which_variable_holds_it() -> None:
+    credentials = {"COPILOT_GITHUB_TOKEN": "github_pat_x"}
+    assert login_arguments(credentials, stored_login=False) == [
+        "--no-auto-login",
+        "--auth-token-env",
+        "COPILOT_GITHUB_TOKEN",
+    ]
+    assert login_arguments(credentials, stored_login=True)[0] == "--no-auto-login"
+
+
+def test_a_stored_login_is_the_clis_own_sign_in_and_nothing_else_none() -> None:
+    assert login_arguments({}, stored_login=True) == []
+    assert login_arguments({"COPILOT_PROVIDER_API_KEY": "k"}, stored_login=False) == [
+        "--no-auto-login"
+    ]
+
+
+PROXIES = {
+    "HTTPS_PROXY": "http://me:pw@proxy:3128",
+    "https_proxy": "http://me:pw@proxy:3128",
+    "HTTP_PROXY": "http://proxy:3128",
+    "NO_PROXY": ".internal",
+}
+GITHUB_PLACES = {
+    "GH_HOST": "acme.ghe.com",
+    "COPILOT_GH_HOST": "acme.ghe.com",
+    "COPILOT_API_URL": "https://copilot-api.acme.ghe.com",
+    "COPILOT_DEBUG_GITHUB_API_URL": "http://127.0.0.1:1",
+    "NODE_EXTRA_CA_CERTS": "/etc/corp-ca.pem",
+    "SSL_CERT_FILE": "/etc/corp-ca.pem",
+}
+
+
+def test_without_the_sandbox_the_proxies_travel_with_the_credentials() -> None:
+    plain, credentials = sidecar_environment({**PROXIES, **GITHUB_PLACES}, sandboxed=False)
+
+    assert {name: credentials[name] for name in PROXIES} == PROXIES
+    assert not set(PROXIES) & set(plain)
+    assert {name: plain[name] for name in GITHUB_PLACES} == GITHUB_PLACES
+
+
+def test_in_the_sandbox_no_proxy_reaches_the_cli_from_the_harness() -> None:
+    plain, credentials = sidecar_environment({**PROXIES, **GITHUB_PLACES})
+
+    assert not set(PROXIES) & (set(plain) | set(credentials))
+    assert {name: plain[name] for name in GITHUB_PLACES} == GITHUB_PLACES
+
+
+def test_the_harness_owns_the_sign_in_flags() -> None:
+    args = json.dumps(["--no-auto-login", "--auth-token-env", "MY_TOKEN", "--allow-tool", "x"])
+    kept, _, _ = sidecar_arguments(args)
+    assert kept == ["--allow-tool", "x"]
+
+
+@pytest.mark.parametrize("name", PROXY_VARIABLES)
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_each_proxy_variable_is_a_credential_outside_the_sandbox_and_absent_in_it(
+    name: str, sandboxed: bool
+) -> None:
+    value = "http://me:canary-proxy-password@proxy:3128"
+    plain, credentials = sidecar_environment({**RUNNER, name: value}, sandboxed=sandboxed)
+
+    assert name not in plain
+    assert value not in plain.values()
+    assert credentials == ({} if sandboxed else {name: value})
+
+
+def test_every_proxy_variable_travels_beside_the_token_and_the_key() -> None:
+    proxies = {name: f"http://proxy-{index}:3128" for index, name in enumerate(PROXY_VARIABLES)}
+    _, credentials = sidecar_environment(
+        {**RUNNER, **TOKENS, **PROVIDER_KEY, **proxies, "no_proxy": ""}, sandboxed=False
+    )
+
+    assert credentials == {
+        "COPILOT_GITHUB_TOKEN": "github_pat_first",
+        "COPILOT_PROVIDER_API_KEY": "canary-provider-key",
+        **{name: value for name, value in proxies.items() if name != "no_proxy"},
+    }
+
+
+def test_the_proxy_variables_are_both_cases_of_curls_names() -> None:
+    assert set(PROXY_VARIABLES) == {
+        "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+        "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "GH_HOST",
+        "COPILOT_GH_HOST",
+        "COPILOT_API_URL",
+        "COPILOT_DEBUG_GITHUB_API_URL",
+        "NODE_EXTRA_CA_CERTS",
+        "SSL_CERT_FILE",
+    ],
+)
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_where_github_is_and_whom_to_trust_reach_the_plain_part(name: str, sandboxed: bool) -> None:
+    plain, credentials = sidecar_environment({name: "value"}, sandboxed=sandboxed)
+
+    assert plain == {name: "value"}
+    assert credentials == {}
+
+
+@pytest.mark.parametrize(
+    ("base", "stored", "expected"),
+    [
+        (
+            {"GH_TOKEN": "gho_x"},
+            False,
+            ["--no-auto-login", "--auth-token-env", "COPILOT_GITHUB_TOKEN"],
+        ),
+        (
+            {"GITHUB_TOKEN": "ghs_x"},
+            True,
+            ["--no-auto-login", "--auth-token-env", "COPILOT_GITHUB_TOKEN"],
+        ),
+        ({"GITHUB_TOKEN": "  "}, True, []),
+        ({"GITHUB_TOKEN": "  "}, False, ["--no-auto-login"]),
+        ({"COPILOT_PROVIDER_API_KEY": "k"}, False, ["--no-auto-login"]),
+        ({"HTTPS_PROXY": "http://me:pw@proxy:3128"}, False, ["--no-auto-login"]),
+        ({"GH_ENTERPRISE_TOKEN": "ghe"}, False, ["--no-auto-login"]),
+    ],
+)
+def test_the_sign_in_follows_from_the_sidecars_credentials(
+    base: dict[str, str], stored: bool, expected: list[str]
+) -> None:
+    _, credentials = sidecar_environment(base, sandboxed=False)
+    assert login_arguments(credentials, stored_login=stored) == expected
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--auth-token-env=MY_TOKEN", "--allow-tool", "x"],
+        ["--allow-tool", "x", "--no-auto-login", "--auth-token-env", "MY_TOKEN"],
+        ["--allow-tool", "x", "--auth-token-env"],
+        ["--no-auto-login", "--no-auto-login", "--allow-tool", "x"],
+    ],
+)
+def test_every_form_of_the_sign_in_flags_is_dropped(args: list[str]) -> None:
+    kept, port, log_level = sidecar_arguments(json.dumps(args))
+    assert (kept, port, log_level) == (["--allow-tool", "x"], None, None)
+
+
+def test_a_look_alike_of_a_sign_in_flag_is_kept() -> None:
+    args = ["--no-auto-login-please", "--auth-token-envs", "X", "--no-auto-update-x"]
+    assert sidecar_arguments(json.dumps(args))[0] == args
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet="abcXYZ_=-", max_size=8).filter(lambda arg: not arg.startswith("--")),
+            st.sampled_from(
+                ["--no-auto-login", "--auth-token-env", "--auth-token-env=T", "--model", "--yolo"]
+            ),
+        ),
+        max_size=10,
+    )
+)
+def test_the_sign_in_flags_never_survive(args: list[str]) -> None:
+    kept, _, _ = sidecar_arguments(json.dumps(args))
+    assert "--no-auto-login" not in kept
+    assert not any(arg.startswith("--auth-token-env") for arg in kept)
+
+
+@pytest.mark.parametrize("owned", ["--auth-token-env", "--port", "--log-level"])
+def test_an_owned_flag_without_a_value_never_swallows_a_policy_flag(owned: str) -> None:
+    args = ["--allow-all-tools", owned, "--deny-tool", "shell(rm)"]
+    raw = json.dumps(args)
+
+    kept, _, _ = sidecar_arguments(raw)
+    denied = resolve_permissions({SERVER_ARGS_VARIABLE: raw}).denied_tools
+
+    assert denied == ("shell(rm)",)  # the driver reads the deny rule...
+    assert kept[-2:] == ["--deny-tool", "shell(rm)"]  # ...so the sidecar must get it
+
+
+@given(
+    st.dictionaries(
+        st.one_of(
+            st.sampled_from(PROXY_VARIABLES),
+            st.sampled_from(sorted({*TOKENS, *PROVIDER_KEY})),
+            st.sampled_from(["GH_HOST", "NODE_EXTRA_CA_CERTS", "PATH", "NPM_TOKEN"]),
+        ),
+        st.sampled_from(["", " ", "v", "http://me:pw@proxy:3128"]),
+        max_size=12,
+    ),
+    st.booleans(),
+)
+def test_a_proxy_variable_is_a_credential_outside_the_sandbox_and_nowhere_in_it(
+    base: dict[str, str], sandboxed: bool
+) -> None:
+    plain, credentials = sidecar_environment(base, sandboxed=sandboxed)
+    proxies = {name: value for name, value in base.items() if name in PROXY_VARIABLES and value}
+
+    assert not set(PROXY_VARIABLES) & set(plain)
+    assert {n: v for n, v in credentials.items() if n in PROXY_VARIABLES} == (
+        {} if sandboxed else proxies
+    )
+    assert set(credentials) <= {"COPILOT_GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY", *proxies}
+
+
+@given(
+    st.dictionaries(st.sampled_from(sorted({*TOKENS, *PROVIDER_KEY})), st.sampled_from(["", "t"])),
+    st.booleans(),
+)
+def test_the_cli_is_named_the_token_variable_exactly_when_it_has_a_token(
+    base: dict[str, str], stored: bool
+) -> None:
+    _, credentials = sidecar_environment(base)
+    args = login_arguments(credentials, stored_login=stored)
+    has_token = any(base.get(name) for name in TOKENS)
+
+    assert (args[1:] == ["--auth-token-env", "COPILOT_GITHUB_TOKEN"]) is has_token
+    assert (args == []) is (stored and not has_token)
+
+
+@pytest.mark.parametrize(
+    ("args", "kept"),
+    [
+        (["--auth-token-env", "--no-auto-login", "--model", "m"], ["--model", "m"]),
+        (["--auth-token-env=", "--model=m"], ["--model=m"]),
+        (["--no-auto-login=true", "x"], ["x"]),
+    ],
+)
+def test_a_sign_in_flag_takes_no_other_flag_as_its_value(args: list[str], kept: list[str]) -> None:
+    assert sidecar_arguments(json.dumps(args))[0] == kept

@@ -93,3 +93,97 @@ def test_a_try_with_side_effects_or_success_is_never_repeated(
     decision = next_delay(RetryPolicy(tries=10), attempt, 1, None)
     if tools or answer or code != 1:
         assert decision is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "retried"),
+    [
+        ("rate_limited", True),
+        ("copilot_api_error", True),
+        ("quota_exceeded", False),
+        ("token_refused", False),
+        ("no_copilot_access", False),
+        ("model_unavailable", False),
+        ("github_unreachable", False),
+        ("not_signed_in", False),
+    ],
+)
+def test_on_a_github_token_only_a_rate_limit_or_a_failing_api_is_tried_again(
+    kind: str, retried: bool
+) -> None:
+    failed = FailedTry(1, kind, "it failed")
+
+    assert (transient_cause(failed) is not None) == retried
+    assert transient_cause(FailedTry(1, kind, "it failed", started_tools=True)) is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "cause"),
+    [
+        ("rate_limited", "Copilot is rate limiting the account"),
+        ("copilot_api_error", "the Copilot API failed"),
+    ],
+)
+def test_an_account_failure_worth_retrying_is_waited_for_and_named(kind: str, cause: str) -> None:
+    attempt = FailedTry(1, kind, "it failed", status_code=None, error_type=None)
+
+    assert next_delay(RetryPolicy(), attempt, 1, None) == (5.0, cause)
+    assert next_delay(RetryPolicy(), attempt, 3, None) is None
+    assert next_delay(RetryPolicy(), attempt, 1, 5.0) is None
+
+
+@pytest.mark.parametrize("kind", ["rate_limited", "copilot_api_error"])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"printed_answer": True},
+        {"started_tools": True},
+        {"exit_code": 2},
+        {"exit_code": 3},
+        {"exit_code": 124},
+    ],
+)
+def test_an_account_failure_is_not_retried_after_side_effects_or_with_another_exit(
+    kind: str, overrides: dict[str, object]
+) -> None:
+    assert transient_cause(failed(HTTP_500, error_kind=kind, **overrides)) is None
+
+
+NEVER_RETRIED = ("quota_exceeded", "token_refused", "no_copilot_access", "model_unavailable")
+
+
+@given(
+    st.sampled_from([*NEVER_RETRIED, "github_unreachable", "not_signed_in"]),
+    st.one_of(st.none(), st.sampled_from([429, 500, 502, 503])),
+    st.one_of(st.none(), st.sampled_from(["rate_limit", "quota", "query"])),
+    st.sampled_from([HTTP_500, RESET, "Last error: 429 Too Many Requests", None]),
+)
+def test_an_account_failure_that_another_try_cannot_mend_is_never_retried(
+    kind: str, status: int | None, error_type: str | None, message: str | None
+) -> None:
+    """Whatever HTTP status or transient-looking words came with it."""
+    attempt = FailedTry(1, kind, message, status, error_type)
+
+    assert transient_cause(attempt) is None
+    assert next_delay(RetryPolicy(tries=10), attempt, 1, None) is None
+
+
+@given(
+    st.one_of(st.none(), st.integers(100, 599)),
+    st.one_of(st.none(), st.sampled_from(["rate_limit", "quota", "query"])),
+    st.one_of(st.none(), st.text(max_size=30)),
+)
+def test_a_rate_limit_on_the_account_is_retried_whatever_came_with_it(
+    status: int | None, error_type: str | None, message: str | None
+) -> None:
+    attempt = FailedTry(1, "rate_limited", message, status, error_type)
+
+    assert transient_cause(attempt) == "Copilot is rate limiting the account"
+    assert next_delay(RetryPolicy(), attempt, 1, None) == (
+        5.0,
+        "Copilot is rate limiting the account",
+    )
+    assert next_delay(RetryPolicy(), attempt, 2, None) == (
+        10.0,
+        "Copilot is rate limiting the account",
+    )

@@ -65,6 +65,19 @@ def test_start_reads_the_port_from_the_ready_line(fake: FakeProcess) -> None:
         sidecar.stop()
 
 
+def test_the_sign_in_arguments_replace_no_auto_login(fake: FakeProcess) -> None:
+    register(fake, stdout=[READY])
+    login = ["--no-auto-login", "--auth-token-env", "COPILOT_GITHUB_TOKEN"]
+    sidecar = Sidecar.start(BINARY, token=TOKEN, env=BASE_ENV, ready_timeout=5, login_args=login)
+    try:
+        argv = list(cast(FakePopen, sidecar.process).args)
+    finally:
+        sidecar.stop()
+
+    assert argv[3:6] == login
+    assert argv.count("--no-auto-login") == 1
+
+
 def test_start_argv_and_environment(fake: FakeProcess) -> None:
     register(fake, stdout=[READY])
     caller_env = dict(BASE_ENV)

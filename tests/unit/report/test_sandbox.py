@@ -19,6 +19,7 @@ from copilot_driver.report import (
     read_sandbox_file,
     sandbox_record,
 )
+from copilot_driver.report.sandbox import sandbox_from_json
 from helpers.report_samples import (
     POLICY_DENIAL_SESSION,
     json_values,
@@ -42,6 +43,7 @@ def test_the_record_is_the_documented_json_object() -> None:
         allowed_hosts=("127.0.0.1:43121", "githubcopilot.com:443"),
         egress_denied=(("evil.example:443", 7), ("pypi.org:443", 1)),
         passed_env=("NPM_CONFIG_REGISTRY",),
+        egress_allowed=(("api.github.com:443", 2), ("api.individual.githubcopilot.com:443", 5)),
     )
 
     record = sandbox_record(summary)
@@ -49,13 +51,23 @@ def test_the_record_is_the_documented_json_object() -> None:
     assert record == {
         "mode": "workspace",
         "allowedHosts": ["127.0.0.1:43121", "githubcopilot.com:443"],
+        "egressAllowed": {"api.individual.githubcopilot.com:443": 5, "api.github.com:443": 2},
         "egressDenied": {"evil.example:443": 7, "pypi.org:443": 1},
         "passedEnv": ["NPM_CONFIG_REGISTRY"],
     }
+    assert list(record["egressAllowed"]) == [  # type: ignore[call-overload]
+        "api.individual.githubcopilot.com:443",
+        "api.github.com:443",
+    ]
+    assert read_back(summary) == summary
     assert list(json.loads(json.dumps(record))["egressDenied"]) == [
         "evil.example:443",
         "pypi.org:443",
     ]
+
+
+def read_back(summary: SandboxSummary) -> SandboxSummary:
+    return sandbox_from_json(json.loads(json.dumps(sandbox_record(summary))))
 
 
 def test_a_missing_file_is_none(tmp_path: Path) -> None:
@@ -150,9 +162,36 @@ def test_denied_hosts_are_most_denied_first_then_by_name(tmp_path: Path) -> None
 
 
 def test_extra_keys_and_a_blank_mode(tmp_path: Path) -> None:
-    content = {"mode": "  ", "allowedHosts": ["a:1"], "version": 2, "egressAllowed": {"x": 1}}
+    content = {"mode": "  ", "allowedHosts": ["a:1"], "version": 2, "egressUnknown": {"x": 1}}
 
     assert _read(tmp_path, content) == SandboxSummary("unknown", ("a:1",))
+
+
+@pytest.mark.parametrize(
+    ("allowed", "read"),
+    [
+        ({"a:443": 3, "b:443": 9}, (("b:443", 9), ("a:443", 3))),
+        ({"a:1": True, "b:1": 1.0, "c:1": -1, "d:1": 2**63, "e:1": "2", "f:1": 0}, (("f:1", 0),)),
+        (["a:443"], ()),
+        ("a:443", ()),
+        (None, ()),
+    ],
+)
+def test_egress_allowed_is_read_as_tolerantly_as_the_refusals(
+    tmp_path: Path, allowed: object, read: tuple[tuple[str, int], ...]
+) -> None:
+    summary = _read(tmp_path, {"mode": "workspace", "egressAllowed": allowed})
+    assert summary is not None
+    assert summary.egress_allowed == read
+
+
+def test_a_file_from_before_egress_allowed_was_recorded_reads_as_none_reached(
+    tmp_path: Path,
+) -> None:
+    summary = _read(tmp_path, {"mode": "workspace", "egressDenied": {"x:443": 1}})
+    assert summary is not None
+    assert summary.egress_allowed == ()
+    assert summary.allowed_connections == 0
 
 
 def test_load_timeline_reads_the_sandbox_beside_the_events_file(tmp_path: Path) -> None:

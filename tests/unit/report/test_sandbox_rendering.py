@@ -37,6 +37,7 @@ WORKSPACE = SandboxSummary(
     allowed_hosts=("127.0.0.1:43121", "githubcopilot.com:443"),
     egress_denied=(("evil.example:443", 1200), ("pypi.org:443", 3)),
     passed_env=("NPM_CONFIG_REGISTRY", "PIP_INDEX_URL"),
+    egress_allowed=(("api.github.com:443", 2), ("api.individual.githubcopilot.com:443", 11)),
 )
 OFF = SandboxSummary(mode="off")
 SUCCESS = RunOutcome(0, None, None, None)
@@ -62,12 +63,15 @@ def test_text_shows_the_mode_the_hosts_and_the_denials() -> None:
         "Sandbox: workspace",
         "  allowed hosts  127.0.0.1:43121, githubcopilot.com:443",
         "  passed env     NPM_CONFIG_REGISTRY, PIP_INDEX_URL",
+        "  egress allowed 11  api.individual.githubcopilot.com:443",
+        "                  2  api.github.com:443",
         "  egress denied  1,200  evil.example:443",
         "                     3  pypi.org:443",
     ]
     assert _text_block(render_text(_with(SandboxSummary("workspace")))) == [
         "Sandbox: workspace",
         "  allowed hosts  none",
+        "  egress allowed none",
         "  egress denied  none",
     ]
 
@@ -103,7 +107,13 @@ def test_markdown_shows_the_sandbox_after_the_summary_table() -> None:
         "| Mode | workspace |\n"
         "| Allowed hosts | 127.0.0.1:43121, githubcopilot.com:443 |\n"
         "| Passed environment | NPM\\_CONFIG\\_REGISTRY, PIP\\_INDEX\\_URL |\n"
+        "| Egress allowed | 13 connections to 2 hosts |\n"
         "| Egress denied | 1,203 connections to 2 hosts |\n"
+        "\n"
+        "| Egress allowed | Connections |\n"
+        "|---|---:|\n"
+        "| api.individual.githubcopilot.com:443 | 11 |\n"
+        "| api.github.com:443 | 2 |\n"
         "\n"
         "| Egress denied | Connections |\n"
         "|---|---:|\n"
@@ -172,12 +182,14 @@ def test_many_hosts_are_listed_up_to_the_cap() -> None:
         allowed_hosts=tuple(f"allowed-{n}.example:443" for n in range(count)),
         egress_denied=tuple((f"denied-{n:04}.example:443", count - n) for n in range(count)),
         passed_env=tuple(f"VAR_{n}" for n in range(count)),
+        egress_allowed=tuple((f"reached-{n:04}.example:443", count - n) for n in range(count)),
     )
 
     markdown = render_markdown(_with(sandbox))
-    rows = table_rows(markdown, "| Egress denied | Connections |")
-    assert len(rows) == SANDBOX_LISTED + 1
-    assert rows[-1] == "| _... and 450 more hosts_ | |"
+    for title in ("| Egress denied | Connections |", "| Egress allowed | Connections |"):
+        rows = table_rows(markdown, title)
+        assert len(rows) == SANDBOX_LISTED + 1
+        assert rows[-1] == "| _... and 450 more hosts_ | |"
     hosts_row = next(line for line in markdown.split("\n") if line.startswith("| Allowed hosts |"))
     assert hosts_row.count("allowed-") == SANDBOX_LISTED
     assert hosts_row.endswith(", _... and 450 more hosts_ |")
@@ -188,7 +200,8 @@ def test_many_hosts_are_listed_up_to_the_cap() -> None:
     assert sum("allowed-" in line for line in block) < 20
     assert " ".join(block).count("allowed-") == SANDBOX_LISTED
     assert sum(".example:443" in line and "denied-" in line for line in block) == SANDBOX_LISTED
-    assert block[-1] == "                 ... and 450 more hosts"
+    assert sum(".example:443" in line and "reached-" in line for line in block) == SANDBOX_LISTED
+    assert block.count("                 ... and 450 more hosts") == 2
     assert all(len(line) <= 96 for line in block)
 
 
@@ -198,6 +211,7 @@ def test_hostile_host_names_are_escaped() -> None:
         allowed_hosts=HOSTILE_HOSTS,
         egress_denied=tuple((host, 1) for host in sorted(HOSTILE_HOSTS)),
         passed_env=("A|B", "<b>"),
+        egress_allowed=tuple((host, 2) for host in sorted(HOSTILE_HOSTS)),
     )
 
     for markdown in (
@@ -218,6 +232,8 @@ def test_hostile_host_names_are_escaped() -> None:
         assert all(len(UNESCAPED_PIPE.findall(row)) == 3 for row in rows), rows
         denied = table_rows(markdown, "| Egress denied | Connections |")
         assert len(denied) == len(HOSTILE_HOSTS)
+        reached = table_rows(markdown, "| Egress allowed | Connections |")
+        assert len(reached) == len(HOSTILE_HOSTS)
 
     text = "\n".join(_text_block(render_text(_with(sandbox))))
     assert "\x1b" not in text
@@ -232,6 +248,7 @@ def test_the_byte_cap_holds_with_thousands_of_denied_hosts() -> None:
         allowed_hosts=tuple(f"{wide}{n}" for n in range(5_000)),
         egress_denied=tuple((f"{wide}{n}", 5_000 - n) for n in range(5_000)),
         passed_env=tuple(f"{wide}{n}" for n in range(5_000)),
+        egress_allowed=tuple((f"{wide}{n}", 5_000 - n) for n in range(5_000)),
     )
     timeline = parse_timeline(many_calls(5_000))
     timeline.sandbox = sandbox

@@ -15,6 +15,12 @@ of their target, so a client can neither send a second request for another
 host on an allowed connection nor name another site behind the same address.
 Inside a CONNECT tunnel (TLS) the proxy sees nothing: there a client can name
 any site the allowed address serves.
+
+When the harness itself is behind a proxy (`upstream.py`), an allowed
+connection goes through that one: a tunnel is asked for with `CONNECT`, a
+plain request is sent to it in absolute form. The names are then resolved by
+that proxy, on its network. Connections let through are counted per host too:
+the run's record says what the tools and the CLI reached.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections.abc import Callable
 
 from copilot_driver.harness.sandbox.egress_rules import Allowlist, is_ip_literal, normalise_host
 from copilot_driver.harness.sandbox.inside import relay
+from copilot_driver.harness.sandbox.upstream import Upstream, UpstreamProxy
 
 HEAD_LIMIT = 64 * 1024
 HEAD_TIMEOUT_S = 30.0
@@ -56,9 +63,12 @@ class EgressProxy:
         allowlist: Allowlist,
         *,
         on_denied: Callable[[str, str], None] | None = None,
+        upstream: Upstream | None = None,
     ) -> None:
         self.allowlist = allowlist
+        self.upstream = upstream or Upstream()
         self.denied: Counter[str] = Counter()
+        self.allowed: Counter[str] = Counter()
         self._control = control
         self._on_denied = on_denied
         self._lock = threading.Lock()
@@ -78,6 +88,10 @@ class EgressProxy:
     def denied_per_host(self) -> list[tuple[str, int]]:
         with self._lock:
             return sorted(self.denied.items(), key=lambda item: (-item[1], item[0]))
+
+    def allowed_per_host(self) -> list[tuple[str, int]]:
+        with self._lock:
+            return sorted(self.allowed.items(), key=lambda item: (-item[1], item[0]))
 
     # -- connections ---------------------------------------------------------------
 
@@ -117,19 +131,35 @@ class EgressProxy:
         if not self.allowlist.allows(host, port):
             self._deny(client, where, "not in the sandbox's allowed hosts")
             return
-        upstream, failure = _connect(host, port)
+        tunnel = method == b"CONNECT"
+        via = self.upstream.for_target(host, port, tunnel=tunnel)
+        early = b""
+        if via is None:
+            upstream, failure = _connect(host, port)
+        else:
+            upstream, failure, early = _through(via, host, port, tunnel=tunnel)
+            if not tunnel:
+                forwarded_head = _absolute_form(forwarded_head, where, via)
         if upstream is None:
             self._deny(client, where, failure)
             return
+        self._count(where)
         with upstream:
             client.settimeout(None)
-            if method == b"CONNECT":
-                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            if tunnel:
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n" + early)
             else:
                 upstream.sendall(forwarded_head)
             if rest:
                 upstream.sendall(rest)
             relay(client, upstream)
+
+    def _count(self, where: str) -> None:
+        with self._lock:
+            if where in self.allowed or len(self.allowed) < MAX_COUNTED_HOSTS:
+                self.allowed[where] += 1
+            else:
+                self.allowed[OTHER_HOSTS] += 1
 
     def _deny(self, client: socket.socket, where: str, why: str) -> None:
         first = False
@@ -221,6 +251,49 @@ def _host_port(text: str, default: int | None) -> tuple[str, int] | None:
         port = default
     normal = normalise_host(host)
     return None if normal is None else (normal, port)
+
+
+def _through(
+    proxy: UpstreamProxy, host: str, port: int, *, tunnel: bool
+) -> tuple[socket.socket | None, str, bytes]:
+    """A connection through the harness's proxy: a tunnel to host:port it agreed to open
+    (with what the server sent right behind the proxy's answer), or, for a plain request,
+    the connection to the proxy itself; or None and why not."""
+    try:
+        upstream = socket.create_connection((proxy.host, proxy.port), CONNECT_TIMEOUT_S)
+    except OSError as error:
+        return None, f"cannot reach the upstream proxy {proxy} ({error.strerror or error})", b""
+    upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if not tunnel:
+        upstream.settimeout(None)
+        return upstream, "", b""
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    head = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
+    if proxy.authorization:
+        head += f"Proxy-Authorization: {proxy.authorization}\r\n"
+    try:
+        upstream.sendall((head + "\r\n").encode("ascii"))
+        answer, rest = _read_head(upstream)
+    except OSError as error:
+        upstream.close()
+        return None, f"the upstream proxy {proxy} failed ({error.strerror or error})", b""
+    status = answer.split(b"\r\n", 1)[0].decode("latin-1") if answer else "no answer"
+    if answer is None or status.split(" ")[1:2] != ["200"]:
+        upstream.close()
+        return None, f"the upstream proxy {proxy} refused the tunnel ({status})", b""
+    upstream.settimeout(None)
+    return upstream, "", rest  # a server that speaks first (SSH) may be in the same read
+
+
+def _absolute_form(head: bytes, where: str, proxy: UpstreamProxy) -> bytes:
+    """A forwarded plain request as a proxy takes it: the absolute URL on its first line,
+    and the proxy's credentials."""
+    first, _, rest = head.partition(b"\r\n")
+    method, path, version = first.split(b" ")
+    line = b" ".join((method, f"http://{where}".encode("ascii") + path, version))
+    if proxy.authorization:
+        rest = f"Proxy-Authorization: {proxy.authorization}\r\n".encode("ascii") + rest
+    return line + b"\r\n" + rest
 
 
 def _connect(host: str, port: int) -> tuple[socket.socket | None, str]:

@@ -8,7 +8,10 @@ is given, and never matches when it is asked for (fail closed).
 
 The model endpoint the sidecar needs is added by the harness itself: the
 configured providers' `host:port`, and the Copilot API hosts when the sidecar
-has a GitHub credential or no provider.
+has a GitHub credential or no provider: github.com's, or those of the GitHub
+Enterprise host `GH_HOST` / `COPILOT_GH_HOST` names (it and its subdomains,
+e.g. `api.acme.ghe.com`, `copilot-api.acme.ghe.com`), and the exact
+`host:port` of `COPILOT_API_URL` and `COPILOT_DEBUG_GITHUB_API_URL` when set.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from copilot_driver.env import (
+    COPILOT_API_URL,
+    COPILOT_DEBUG_GITHUB_API_URL,
+    COPILOT_GH_HOST,
+    GH_HOST,
     PLATFORM_TOKENS,
     PROVIDER_BASE_URL,
     PROVIDER_CATALOG,
@@ -150,7 +157,29 @@ def model_endpoints(env: Mapping[str, str]) -> tuple[Rule, ...]:
     has_token = any(env.get(name, "").strip() for name in PLATFORM_TOKENS)
     if has_token or not rules:
         rules += [parse_rule(host) for host in COPILOT_API_HOSTS]
+        rules += github_host_rules(env)
     return tuple(rules)
+
+
+def github_host_rules(env: Mapping[str, str]) -> list[Rule]:
+    """The hosts the CLI's GitHub settings name (see the module docstring); a value
+    that is not a host or URL adds nothing (the CLI cannot use it either)."""
+    rules = []
+    enterprise = (env.get(COPILOT_GH_HOST.name) or env.get(GH_HOST.name) or "").strip()
+    if "://" in enterprise:  # a URL where a host name belongs: its host
+        try:
+            enterprise = urlsplit(enterprise).hostname or ""
+        except ValueError:
+            enterprise = ""
+    host = normalise_host(enterprise) if enterprise else None
+    if host is not None and host != "github.com":
+        rules.append(Rule(host, WEB_PORTS, subdomains=not is_ip_literal(host)))
+    for variable in (COPILOT_API_URL, COPILOT_DEBUG_GITHUB_API_URL):
+        url = env.get(variable.name, "").strip()
+        rule = _url_rule(url) if url else None
+        if rule is not None:
+            rules.append(rule)
+    return rules
 
 
 def build_allowlist(env: Mapping[str, str], allow_domains: Iterable[str]) -> Allowlist:
@@ -162,7 +191,8 @@ def _url_rule(url: str) -> Rule | None:
     """A provider URL's exact host:port (the scheme's port when none is given)."""
     try:
         parts = urlsplit(url.strip())
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+        given = parts.port
+        port = {"http": 80, "https": 443}.get(parts.scheme) if given is None else given or None
     except ValueError:
         return None
     host = normalise_host(parts.hostname or "")

@@ -3,8 +3,9 @@
 `Sandbox.prepare` does everything that can fail before a process starts and
 raises `SandboxError` with the fix: no bubblewrap, user namespaces
 restricted (a probe runs bubblewrap with the real namespaces), a bad
-`--allow-domain`. `Sandbox.command` then wraps the sidecar's command line; the
-harness starts it as usual and reads its ready line as usual.
+`--allow-domain`, a proxy variable the egress proxy cannot go through.
+`Sandbox.command` then wraps the sidecar's command line; the harness starts
+it as usual and reads its ready line as usual.
 
 Where the driver runs: outside, beside the harness. It runs no tool and holds
 the connection token and the provider key, which a tool must never read; it
@@ -43,9 +44,13 @@ from copilot_driver.harness.sandbox.host import (
     submodule_git_files,
 )
 from copilot_driver.harness.sandbox.mounts import Layout, bwrap_arguments
+from copilot_driver.harness.sandbox.upstream import Upstream, UpstreamProxyError
 
 INSIDE_PROXY_PORT = 3128
 """The proxy port on the sandbox's own loopback (no host port is involved)."""
+TRUSTED_CA_VARIABLES = ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE")
+"""Files of extra certificate authorities (a TLS-intercepting proxy): the CLI reads them,
+so they are visible read-only inside, wherever they are on the host."""
 INSIDE_COPILOT_HOME = "/tmp/copilot-home"
 """The sandboxed CLI's state folder: private, gone with the run."""
 PROBE_TIMEOUT_S = 10.0
@@ -109,6 +114,7 @@ class Sandbox:
         layout: Layout,
         allowlist: Allowlist,
         on_denied: Callable[[str, str], None] | None,
+        upstream: Upstream | None = None,
     ) -> None:
         self.bwrap = bwrap
         self.binary = binary
@@ -116,6 +122,8 @@ class Sandbox:
         self.arguments = bwrap_arguments(layout, path_kind)
         """bubblewrap's arguments, read off the host once: the probe runs exactly these."""
         self.allowlist = allowlist
+        self.upstream = upstream or Upstream()
+        """The harness's own proxy, which the egress proxy goes through."""
         self.proxy: EgressProxy | None = None
         self.warnings: list[str] = []
         """What the harness should say about this sandbox's limits before the run."""
@@ -142,6 +150,10 @@ class Sandbox:
             allowlist = build_allowlist(env, settings.allow_domains)
         except EgressRuleError as error:
             raise SandboxError(f"--allow-domain {error}") from error
+        try:
+            upstream = Upstream.from_env(env)
+        except UpstreamProxyError as error:
+            raise SandboxError(str(error)) from error
         bwrap = shutil.which("bwrap", path=env.get("PATH"))
         if bwrap is None:
             raise SandboxError(
@@ -166,6 +178,7 @@ class Sandbox:
                         copy,
                         cli_package_cache(env),
                         compile_cache,
+                        *_trusted_ca_files(env),
                     )
                     if path is not None
                 )
@@ -174,7 +187,7 @@ class Sandbox:
             hidden_files=host_unix_sockets(),
             read_only_in_workspace=(str(state_base), *submodule_git_files(git)),
         )
-        sandbox = cls(bwrap, copy, layout, allowlist, on_denied)
+        sandbox = cls(bwrap, copy, layout, allowlist, on_denied, upstream)
         sandbox.compile_cache = compile_cache
         sandbox.warnings = warnings
         sandbox.git_redirects = {path: path.exists() for path in git_redirects(git)}
@@ -212,7 +225,9 @@ class Sandbox:
         # The credentials wait in the pipe (far below its capacity) for the helper.
         os.write(secrets_write, json.dumps(dict(credentials)).encode())
         os.close(secrets_write)
-        self.proxy = EgressProxy(control_out, self.allowlist, on_denied=self._on_denied).start()
+        self.proxy = EgressProxy(
+            control_out, self.allowlist, on_denied=self._on_denied, upstream=self.upstream
+        ).start()
         inherited = (secrets_read, listener.fileno(), control_in.fileno())
         for fd in inherited:
             os.set_inheritable(fd, True)
@@ -273,6 +288,16 @@ class Sandbox:
 
     def denied_per_host(self) -> list[tuple[str, int]]:
         return self.proxy.denied_per_host() if self.proxy is not None else []
+
+    def allowed_per_host(self) -> list[tuple[str, int]]:
+        return self.proxy.allowed_per_host() if self.proxy is not None else []
+
+
+def _trusted_ca_files(env: Mapping[str, str]) -> list[Path]:
+    """The extra CA files the environment names that exist (a missing one is the
+    CLI's to report, as it would be outside)."""
+    named = (env.get(name, "").strip() for name in TRUSTED_CA_VARIABLES)
+    return [Path(os.path.realpath(value)) for value in named if value and Path(value).is_file()]
 
 
 def _with_port(args: Sequence[str], port: int) -> list[str]:

@@ -15,6 +15,8 @@ from copilot_driver.harness.sandbox.egress_rules import (
     EgressRuleError,
     Rule,
     build_allowlist,
+    github_host_rules,
+    is_ip_literal,
     model_endpoints,
     normalise_host,
     parse_rule,
@@ -318,3 +320,223 @@ def test_the_allowlist_is_the_model_endpoints_then_the_users_rules() -> None:
 def test_one_bad_user_rule_refuses_the_allowlist() -> None:
     with pytest.raises(EgressRuleError, match=r"'https://pypi\.org'"):
         build_allowlist({}, ["pypi.org", "https://pypi.org"])
+
+
+# -- the hosts the CLI's GitHub settings name ------------------------------------------------
+
+TOKEN = {"COPILOT_GITHUB_TOKEN": "github_pat_x"}
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"GH_HOST": "acme.ghe.com"},
+        {"GH_HOST": "https://acme.ghe.com/"},
+        {"GH_HOST": "github.com", "COPILOT_GH_HOST": "ACME.ghe.com."},
+    ],
+)
+def test_a_github_enterprise_host_and_its_subdomains_are_allowed(env: dict[str, str]) -> None:
+    allowlist = build_allowlist({**TOKEN, **env}, ())
+
+    for host in ("acme.ghe.com", "api.acme.ghe.com", "copilot-api.acme.ghe.com"):
+        assert allowlist.allows(host, 443), host
+    assert not allowlist.allows("evilacme.ghe.com", 443)
+    assert not allowlist.allows("api.acme.ghe.com", 8443)
+
+
+def test_api_urls_allow_exactly_their_host_and_port() -> None:
+    env = {
+        **TOKEN,
+        "COPILOT_API_URL": "https://copilot.example.net:8443/x",
+        "COPILOT_DEBUG_GITHUB_API_URL": "http://127.0.0.1:18080",
+    }
+    allowlist = build_allowlist(env, ())
+
+    assert allowlist.allows("copilot.example.net", 8443)
+    assert not allowlist.allows("copilot.example.net", 443)
+    assert not allowlist.allows("api.copilot.example.net", 8443)
+    assert allowlist.allows("127.0.0.1", 18080)
+    assert not allowlist.allows("127.0.0.1", 18081)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"GH_HOST": "github.com"},
+        {"GH_HOST": "not a host"},
+        {"GH_HOST": "http://[::1"},
+        {"GH_HOST": ""},
+        {"COPILOT_API_URL": "http://[::1"},
+        {"COPILOT_DEBUG_GITHUB_API_URL": "nonsense"},
+    ],
+)
+def test_values_that_name_no_other_host_add_nothing(env: dict[str, str]) -> None:
+    assert build_allowlist({**TOKEN, **env}, ()).hosts() == build_allowlist(TOKEN, ()).hosts()
+
+
+def test_github_hosts_are_not_added_for_a_provider_without_a_token() -> None:
+    env = {"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:9/v1", "GH_HOST": "acme.ghe.com"}
+    assert not build_allowlist(env, ()).allows("api.acme.ghe.com", 443)
+
+
+def test_copilot_gh_host_wins_over_gh_host() -> None:
+    env = {**TOKEN, "GH_HOST": "other.ghe.com", "COPILOT_GH_HOST": "acme.ghe.com"}
+    allowlist = build_allowlist(env, ())
+
+    assert allowlist.allows("api.acme.ghe.com", 443)
+    assert not allowlist.allows("other.ghe.com", 443)
+    assert not allowlist.allows("api.other.ghe.com", 443)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"GH_HOST": "acme.ghe.com"}, [Rule("acme.ghe.com", WEB_PORTS, subdomains=True)]),
+        ({"GH_HOST": "https://acme.ghe.com"}, [Rule("acme.ghe.com", WEB_PORTS, subdomains=True)]),
+        (
+            {"GH_HOST": " https://ACME.ghe.com:8443/path "},
+            [Rule("acme.ghe.com", WEB_PORTS, subdomains=True)],
+        ),
+        ({"COPILOT_GH_HOST": "10.1.2.3"}, [Rule("10.1.2.3", WEB_PORTS, subdomains=False)]),
+        (
+            {"COPILOT_GH_HOST": "", "GH_HOST": "acme.ghe.com"},
+            [Rule("acme.ghe.com", WEB_PORTS, True)],
+        ),
+        (
+            {"COPILOT_API_URL": "https://copilot.example.net:8443/x"},
+            [Rule("copilot.example.net", (8443,), subdomains=False)],
+        ),
+        (
+            {"COPILOT_API_URL": "http://copilot.example.net"},
+            [Rule("copilot.example.net", (80,), subdomains=False)],
+        ),
+        (
+            {"COPILOT_DEBUG_GITHUB_API_URL": "http://127.0.0.1:18080"},
+            [Rule("127.0.0.1", (18080,), subdomains=False)],
+        ),
+        (
+            {
+                "GH_HOST": "acme.ghe.com",
+                "COPILOT_API_URL": "https://api.acme.ghe.com",
+                "COPILOT_DEBUG_GITHUB_API_URL": "http://[::1]:18080/api",
+            },
+            [
+                Rule("acme.ghe.com", WEB_PORTS, subdomains=True),
+                Rule("api.acme.ghe.com", (443,), subdomains=False),
+                Rule("::1", (18080,), subdomains=False),
+            ],
+        ),
+        ({"GH_HOST": "GitHub.com."}, []),
+        ({"GH_HOST": "https://github.com/"}, []),
+        ({"GH_HOST": "   "}, []),
+        ({"GH_HOST": "acme.ghe.com/path"}, []),
+        ({"GH_HOST": "https://"}, []),
+        ({"COPILOT_API_URL": "copilot.example.net"}, []),
+        ({"COPILOT_API_URL": "ftp://copilot.example.net"}, []),
+        ({"COPILOT_DEBUG_GITHUB_API_URL": "http://127.0.0.1:99999"}, []),
+        ({}, []),
+    ],
+)
+def test_the_clis_github_settings_name_these_hosts(
+    env: dict[str, str], expected: list[Rule]
+) -> None:
+    assert github_host_rules(env) == expected
+
+
+def test_without_a_provider_the_github_hosts_are_added_even_without_a_token() -> None:
+    allowlist = build_allowlist({"GH_HOST": "acme.ghe.com"}, ())
+
+    assert allowlist.allows("copilot-api.acme.ghe.com", 443)
+    assert allowlist.allows("api.githubcopilot.com", 443)
+
+
+def test_a_provider_with_a_token_gets_the_github_hosts_too() -> None:
+    env = {**TOKEN, "COPILOT_PROVIDER_BASE_URL": "https://llm.example.com", "GH_HOST": "a.ghe.com"}
+    allowlist = build_allowlist(env, ())
+
+    assert allowlist.allows("llm.example.com", 443)
+    assert allowlist.allows("api.a.ghe.com", 443)
+
+
+GITHUB_SETTINGS = st.sampled_from(
+    ["GH_HOST", "COPILOT_GH_HOST", "COPILOT_API_URL", "COPILOT_DEBUG_GITHUB_API_URL"]
+)
+SETTING_TEXT = st.one_of(
+    st.text(max_size=40),
+    st.text(alphabet="htps:/[]@.acme-ghe1:8%#?\x00 ", max_size=40),
+    st.builds(
+        "{}://{}{}".format,
+        st.sampled_from(["http", "https", "ftp", "HTTP", ""]),
+        st.text(alphabet="abc.-[]:@0123456789", max_size=20),
+        st.sampled_from(["", "/", "/x", ":443", ":0", ":65536"]),
+    ),
+)
+
+
+@given(st.dictionaries(GITHUB_SETTINGS, SETTING_TEXT, max_size=4))
+def test_any_github_setting_is_read_without_raising_into_normal_rules(
+    env: dict[str, str],
+) -> None:
+    rules = github_host_rules(env)
+
+    assert len(rules) <= 3
+    for rule in rules:
+        assert normalise_host(rule.host) == rule.host
+        assert rule.host != "github.com"
+        assert all(0 < port < 65536 for port in rule.ports)
+        assert rule.subdomains == (rule.ports == WEB_PORTS and not is_ip_literal(rule.host))
+    Allowlist(tuple(rules)).allows("api.github.com", 443)
+
+
+ENTERPRISE_LABELS = st.lists(
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8),
+    min_size=1,
+    max_size=3,
+).map(".".join)
+
+
+@given(
+    ENTERPRISE_LABELS,
+    st.sampled_from(["GH_HOST", "COPILOT_GH_HOST"]),
+    st.sampled_from(["{}", "https://{}", "https://{}/", "{}."]),
+    st.text(alphabet="abcxyz-", min_size=1, max_size=6),
+)
+def test_an_enterprise_host_allows_itself_and_its_subdomains_never_a_look_alike(
+    name: str, variable: str, form: str, prefix: str
+) -> None:
+    enterprise = f"{name}.ghe.com"
+    allowlist = Allowlist(tuple(github_host_rules({variable: form.format(enterprise)})))
+
+    for host in (enterprise, f"api.{enterprise}", f"copilot-api.{enterprise}"):
+        assert allowlist.allows(host, 443)
+        assert allowlist.allows(host, 80)
+        assert not allowlist.allows(host, 8443)
+    for look_alike in (f"{prefix}{enterprise}", f"{enterprise}.{prefix}.example", "ghe.com"):
+        assert not allowlist.allows(look_alike, 443), look_alike
+
+
+@given(st.integers(1, 65535), st.sampled_from(["COPILOT_API_URL", "COPILOT_DEBUG_GITHUB_API_URL"]))
+def test_an_api_url_allows_only_its_own_port(port: int, variable: str) -> None:
+    allowlist = Allowlist(tuple(github_host_rules({variable: f"https://api.example.net:{port}/"})))
+
+    assert allowlist.allows("api.example.net", port)
+    assert not allowlist.allows("api.example.net", port % 65535 + 1)
+    assert not allowlist.allows("x.api.example.net", port)
+    assert not allowlist.allows("example.net", port)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"GH_HOST": "acme.ghe.com"},
+        {"COPILOT_API_URL": "https://copilot.example.net:8443/x"},
+        {"COPILOT_DEBUG_GITHUB_API_URL": "http://127.0.0.1:18080"},
+    ],
+)
+def test_the_github_settings_come_after_the_copilot_api_hosts(env: dict[str, str]) -> None:
+    rules = model_endpoints({**TOKEN, **env})
+    defaults = model_endpoints(TOKEN)
+
+    assert rules[: len(defaults)] == defaults
+    assert rules[len(defaults) :] == tuple(github_host_rules(env))
+    assert len(rules) == len(defaults) + 1

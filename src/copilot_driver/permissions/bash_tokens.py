@@ -96,6 +96,10 @@ _REFUSED_IN_DOUBLE_QUOTES = {
 }
 DIGITS = frozenset("0123456789")
 """What a descriptor is written with: ASCII digits only."""
+MAX_FD = 9
+"""The largest descriptor a redirection may name. bash opens any number below its
+open-files limit and fails the command past it (`31022: Bad file descriptor`), a limit
+the reader cannot know; bash's manual reserves those above 9 for its own use."""
 
 
 class ShellParseError(CopilotDriverError, ValueError):
@@ -296,6 +300,11 @@ class _Lexer:
                 raise ShellParseError(
                     f"the word `{glued.values[-1]}` glued to a redirection "
                     "(write a space before it)"
+                )
+            if int(digits) > MAX_FD:
+                raise ShellParseError(
+                    f"the descriptor {digits[:12]} of a redirection: bash refuses one past its "
+                    f"open-files limit, and uses some above {MAX_FD} itself (write 0 to {MAX_FD})"
                 )
             self.out.pop()
             fd, start = digits, glued.start

@@ -98,12 +98,20 @@ def test_line_continuations_as_bash_removes_them(
 
 
 def test_a_continuation_inside_an_operator_or_descriptor_joins_it() -> None:
-    (command,) = parse_command("git log 2\\\n>/dev/null &\\\n> /dev/null 1\\\n2>/dev/null")
+    (command,) = parse_command("git log 2\\\n>/dev/null &\\\n> /dev/null 0\\\n2>/dev/null")
     assert command.redirections == (
         Redirection("2", ">", "/dev/null"),
         Redirection("", "&>", "/dev/null"),
-        Redirection("12", ">", "/dev/null"),
+        Redirection("02", ">", "/dev/null"),
     )
+
+
+@pytest.mark.parametrize("line", ["cat 10>/dev/null", "cat 31022> /dev/null", "cat 1\\\n0>x"])
+def test_a_descriptor_above_9_is_not_read(line: str) -> None:
+    """bash fails a command whose descriptor is past its open-files limit (a limit the
+    reader cannot know) and keeps some above 9 for itself: such a line is refused."""
+    with pytest.raises(ShellParseError, match=r"the descriptor \d+ of a redirection"):
+        parse_command(line)
 
 
 # -- separators and comments ------------------------------------------------------------------

@@ -500,34 +500,20 @@ CREDENTIALS = "Proxy-Authorization: Basic dXNlcjpwYTU1d29yZA==\r\n"
 """user:pa55word, as RecordingProxy.url gives them."""
 
 
-class HangingUpProxy:
+class HangingUpProxy(Upstream):
     """An upstream proxy that reads the request head, answers `answer` (maybe nothing,
     maybe no HTTP at all), and hangs up."""
 
     def __init__(self, answer: bytes) -> None:
-        self.listener = socket.create_server((LOOPBACK, 0))
         self.heads: queue.Queue[bytes] = queue.Queue()
         self.answer = answer
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
-    @property
-    def port(self) -> int:
-        return port_of(self.listener)
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:
-                return
-            with connection:
-                connection.settimeout(TIMEOUT)
-                self.heads.put(read_until(connection, b"\r\n\r\n"))
-                connection.sendall(self.answer)
-
-    def close(self) -> None:
-        self.listener.shutdown(socket.SHUT_RDWR)
-        self.listener.close()
+    def _serve(self, connection: socket.socket) -> None:
+        with connection:
+            connection.settimeout(TIMEOUT)
+            self.heads.put(read_until(connection, b"\r\n\r\n"))
+            connection.sendall(self.answer)
 
 
 def test_the_tunnel_asked_of_the_harnesss_proxy_carries_only_the_harnesss_credentials(
@@ -780,27 +766,18 @@ def test_direct_connections_are_counted_too(start_proxy: StartProxy, echo: Upstr
 # -- the harness's proxy: its answers, a silent one, a request body --------------------------
 
 
-class TunnelProxy:
+class TunnelProxy(Upstream):
     """An upstream proxy on 127.0.0.1 that records each request head, answers `answer`
     in one write, then echoes what the tunnel carries until the client ends it."""
 
     def __init__(self, answer: bytes) -> None:
-        self.listener = socket.create_server((LOOPBACK, 0))
         self.heads: queue.Queue[bytes] = queue.Queue()
         self.answer = answer
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
     @property
     def url(self) -> str:
-        return f"http://{LOOPBACK}:{port_of(self.listener)}"
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+        return f"http://{LOOPBACK}:{self.port}"
 
     def _serve(self, connection: socket.socket) -> None:
         with connection:
@@ -809,10 +786,6 @@ class TunnelProxy:
             connection.sendall(self.answer)
             while chunk := connection.recv(65536):
                 connection.sendall(chunk)
-
-    def close(self) -> None:
-        self.listener.shutdown(socket.SHUT_RDWR)
-        self.listener.close()
 
 
 @pytest.mark.parametrize(

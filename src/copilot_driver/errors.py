@@ -38,7 +38,7 @@ CopilotDriverError
 │   ├── SidecarError (RuntimeError)   copilot_driver.harness.sidecar
 │   │   └── SidecarStartStoppedError  copilot_driver.harness.sidecar
 │   ├── DriverStartError (RuntimeError)  copilot_driver.harness.driver_process
-│   ├── SandboxError (RuntimeError)   copilot_driver.harness.sandbox.launch
+│   ├── SandboxError (RuntimeError)   copilot_driver.harness.sandbox.setup_checks
 │   └── UpstreamProxyError (ValueError)  copilot_driver.harness.sandbox.upstream
 ├── the SDK's lazy loading (build time)
 │   ├── SplitDeclinedError            copilot_driver.sdk_loading.splitter
@@ -58,7 +58,9 @@ CopilotDriverError
 └── private to one reader: a refusal raised inside it, caught at its edge
     ├── _RefusedError                 copilot_driver.permissions.scripts
     ├── _RefusedError                 copilot_driver.permissions.awk
-    └── _UnusableRuleError (ValueError)  copilot_driver.permissions.shell
+    ├── _UnusableRuleError (ValueError)  copilot_driver.permissions.shell
+    ├── _TooManyError                 copilot_driver.harness.sandbox.git_controls
+    └── _MalformedError (ValueError)  copilot_driver.git_config_syntax
 
 Outside the root, on purpose:
     StoppedBeforeStartError (BaseException)  copilot_driver.cli

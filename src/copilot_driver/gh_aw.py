@@ -26,6 +26,11 @@ Written by `python -m copilot_driver.gh_aw`; name it in the workflow as
 import os
 import sys
 
+# Python put this file's folder (in the workspace) first on the import path: a
+# `copilot_driver` folder a tool wrote there must not be imported in the package's place.
+_HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or ".") != _HERE]
+
 try:
     from copilot_driver.cli import run
 except ModuleNotFoundError as error:  # the package, or one of its requirements

@@ -8,6 +8,9 @@ fields). `COPILOT_DRIVER_LOG_FORMAT=text` prints the same entries as
 
     [copilot-sdk-driver] INFO session.created: session created sessionId=...
 
+Either way a line quoting model or tool text is inert (`inert_text.inert_line`):
+no control character a terminal acts on, no `##[` the Actions runner reads.
+
 Lifecycle, denial and error entries are audit records: they are written at
 every COPILOT_SDK_LOG_LEVEL. The level adds the SDK's own log and the
 driver's debug entries at `debug`/`all`; below that the SDK's logger (which
@@ -26,6 +29,7 @@ from pythonjsonlogger.json import JsonFormatter
 
 from copilot_driver import LOG_PREFIX
 from copilot_driver.formatting import escape_line_breaks, iso_utc
+from copilot_driver.inert_text import inert_line
 from copilot_driver.redaction import Redactor
 from copilot_driver.variable import LogFormat, LogLevel
 
@@ -102,7 +106,7 @@ class JsonEntryFormatter(JsonFormatter):
             log_data["exception"] = self.formatException(record.exc_info)
 
     def jsonify_log_record(self, log_data: Any) -> str:
-        return super().jsonify_log_record(self._redactor.value(log_data))
+        return inert_line(super().jsonify_log_record(self._redactor.value(log_data)))
 
 
 class TextEntryFormatter(logging.Formatter):
@@ -122,7 +126,7 @@ class TextEntryFormatter(logging.Formatter):
         line = head + message + (" " + rest if rest else "")
         if record.exc_info:
             line += " exception=" + _text_value(self.formatException(record.exc_info))
-        return self._redactor.text(line)
+        return inert_line(self._redactor.text(line))
 
 
 def configure_logging(

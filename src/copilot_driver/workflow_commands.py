@@ -13,10 +13,14 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 
+from copilot_driver.inert_text import visible_controls
+
 
 def escape_data(text: str) -> str:
-    """A message: `%`, CR and LF are the runner's escapes."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A message: `%`, CR and LF are the runner's escapes; other control characters
+    are shown (`inert_text.visible_controls`), as the runner prints the message."""
+    escaped = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible_controls(escaped)
 
 
 def escape_property(text: str) -> str:

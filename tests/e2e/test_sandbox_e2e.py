@@ -26,9 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
+from copilot_driver.testing import ScriptedModelServer
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
-from helpers import runtime_record
 from helpers.harness_runs import CANARIES, HarnessHarness
 from helpers.shell_corpus import FAMILIES, make_workspace
 
@@ -100,24 +99,6 @@ class SandboxRun(HarnessHarness):
         self.env.update(EXTRA_SECRETS)
         self.env["GH_AW_COPILOT_SDK_SERVER_ARGS"] = json.dumps(["--allow-all-tools"])
         self.env["GITHUB_ENV"] = str(host.github_env)
-
-    def run_calls(self, commands: dict[str, str], *args: str) -> dict[str, str]:
-        """Run each command as one bash call (in one reply); what the model was told."""
-        calls = tuple(
-            ToolCall("bash", {"command": command, "description": call_id}, call_id=call_id)
-            for call_id, command in commands.items()
-        )
-        self.model.script = Script(
-            rules=(Rule("SANDBOX", (Reply(tool_calls=calls), Reply(text="all done"))),)
-        )
-        (self.tmp / "prompt.md").write_text("SANDBOX: run the commands\n")
-        completed = self.run(*args, timeout=180)
-        assert completed.returncode == 0, completed.stderr[-3000:]
-        assert completed.stdout == "all done\n"
-        self.stderr = completed.stderr
-        results = runtime_record.tool_results(self.model)
-        assert set(results) == set(commands), "a command did not run"
-        return results
 
     def sent_to_model(self) -> str:
         return json.dumps([request.body for request in self.model.requests])

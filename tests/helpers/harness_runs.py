@@ -8,15 +8,27 @@ scanning /proc/*/environ for it after the run.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
-from copilot_driver.testing import ScriptedModelServer, harness_environment
+from copilot_driver.testing import (
+    Reply,
+    Rule,
+    Script,
+    ScriptedModelServer,
+    ToolCall,
+    harness_environment,
+)
+from helpers import runtime_record
+
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 CANARIES = {
     "GITHUB_TOKEN": "ghs_canaryHarnessGITHUB000000000000000",
@@ -69,6 +81,8 @@ class HarnessHarness:
         self.workspace.mkdir()
         (self.workspace / "victim.txt").write_text("still here\n")
         self.state = tmp / "state"
+        self.stderr = ""
+        """The last `run_calls` run's stderr."""
         prompt = tmp / "prompt.md"
         prompt.write_text("CLEANUP please\n")
         self.env = harness_environment(
@@ -95,11 +109,13 @@ class HarnessHarness:
         driver: list[str] | None = None,
         timeout: float = 120,
         extra_env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
         **env: str,
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             self.command(*args, driver=driver),
             env={**self.env, **(extra_env or {}), **env},
+            cwd=cwd,
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -148,3 +164,37 @@ class HarnessHarness:
     def everything_written(self, *outputs: str) -> str:
         files = [p.read_text(errors="replace") for p in self.state.rglob("*") if p.is_file()]
         return "\n".join([*outputs, *files])
+
+    def run_calls(
+        self, commands: dict[str, str], *args: str, cwd: Path | None = None, **env: str
+    ) -> dict[str, str]:
+        """One run whose model asks for each command as a bash call (all in one reply),
+        then answers "all done": what the model was told of each, by name. The run's
+        stderr is kept in `self.stderr`."""
+        calls = tuple(
+            ToolCall("bash", {"command": command, "description": call_id}, call_id=call_id)
+            for call_id, command in commands.items()
+        )
+        self.model.script = Script(
+            rules=(Rule("RUN CALLS", (Reply(tool_calls=calls), Reply(text="all done"))),)
+        )
+        (self.tmp / "prompt.md").write_text("RUN CALLS: run the commands\n")
+        completed = self.run(*args, timeout=180, cwd=cwd, extra_env=env)
+        assert completed.returncode == 0, completed.stderr[-3000:]
+        assert completed.stdout == "all done\n"
+        self.stderr = completed.stderr
+        results = runtime_record.tool_results(self.model)
+        assert set(results) == set(commands), "a command did not run"
+        return results
+
+
+@contextmanager
+def host_folder() -> Iterator[Path]:
+    """A folder of the host outside the workspace and outside the host's /tmp (which the
+    sandbox makes private): anything that lands here landed on the host."""
+    folder = REPOSITORY / ".cache" / "sandbox-victims" / uuid.uuid4().hex
+    folder.mkdir(parents=True)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -39,3 +39,24 @@ def test_a_name_that_would_hide_the_package_is_refused(
     assert exited.value.code == 2
     assert "it would hide the package" in capsys.readouterr().err
     assert not (tmp_path / "copilot_driver.py").exists()
+
+
+def test_a_package_planted_beside_the_driver_file_is_never_imported(tmp_path: Path) -> None:
+    """The file lives in the workspace, where a tool may write a `copilot_driver` folder."""
+    driver = tmp_path / "drivers" / "copilot-driver.py"
+    gh_aw.write_driver_file(driver)
+    planted = driver.parent / "copilot_driver"
+    planted.mkdir()
+    marker = tmp_path / "planted-ran"
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (planted / "cli.py").write_text("def run():\n    raise SystemExit(99)\n")
+    done = subprocess.run(
+        [sys.executable, str(driver), "--version"],
+        cwd=driver.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("copilot-driver ")
+    assert not marker.exists()

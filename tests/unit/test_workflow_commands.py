@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copilot_driver import workflow_commands as wc
+from copilot_driver.inert_text import visible_controls
 from helpers.actions_runner import read_file_commands, unescape_command_value
 
 
@@ -30,5 +31,11 @@ def test_an_annotation_is_one_line_whatever_its_text(title: str, message: str) -
     assert "\r" not in line
     match = re.fullmatch(r"::error title=([^:,]*)::(.*)\n", line, re.DOTALL)
     assert match is not None
-    assert unescape_command_value(match[1]) == title
-    assert unescape_command_value(match[2]) == message
+    # Line breaks arrive whole; every other control character is shown, not acted on.
+    assert unescape_command_value(match[1]) == shown(title)
+    assert unescape_command_value(match[2]) == shown(message)
+    assert not re.search(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]", line[:-1])
+
+
+def shown(text: str) -> str:
+    return "\r".join(visible_controls(part) for part in text.split("\r"))

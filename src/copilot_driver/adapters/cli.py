@@ -1,7 +1,9 @@
 """`python -m copilot_driver.adapters run`: one agent session from the command line.
 
-Prints every normalised event as one JSON line on stdout (secrets masked),
-logs to stderr, and ends with an exit status a script can act on:
+Prints every normalised event as one JSON line on stdout (secrets masked; DEL,
+C1 controls and `##[` as JSON escapes, which a terminal and the Actions runner
+leave alone), logs to stderr (inert as well), and ends with an exit status a
+script can act on:
 
     0    every turn completed
     1    a turn failed (the agent or its model reported an error)
@@ -36,6 +38,7 @@ from copilot_driver.adapters.core.workflow import (
 )
 from copilot_driver.env import ADAPTER_SECRETS, secrets_in
 from copilot_driver.exit_codes import AdapterExitCode, for_signal
+from copilot_driver.inert_text import inert_line, inert_log
 from copilot_driver.redaction import Redactor, url_userinfo_secrets
 from copilot_driver.vocabulary import AdapterErrorKind
 
@@ -48,7 +51,7 @@ class _RedactingFormatter(logging.Formatter):
         self._redactor = redactor
 
     def format(self, record: logging.LogRecord) -> str:
-        return self._redactor.text(super().format(record))
+        return inert_log(self._redactor.text(super().format(record)))
 
 
 def _parser(missing: str | None = None) -> argparse.ArgumentParser:
@@ -161,7 +164,7 @@ async def _run(
         loop.add_signal_handler(signum, interrupt, signum)
 
     def emit(event: AgentEvent) -> None:
-        sys.stdout.write(redactor.json_line(event.to_dict()) + "\n")
+        sys.stdout.write(inert_line(redactor.json_line(event.to_dict())) + "\n")
         sys.stdout.flush()
 
     config = workflow.adapter_config()

@@ -59,9 +59,11 @@ from copilot_driver.driver.stop import SidecarLostError, StopRequestedError, Sto
 from copilot_driver.driver.tasks import StepAbandonedError, bounded, first_of, run_to_the_end
 from copilot_driver.env import IDLE_MS
 from copilot_driver.exit_codes import ExitCode
+from copilot_driver.inert_text import inert
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.policy import Policy
 from copilot_driver.redaction import Redactor
+from copilot_driver.runner_reads import runner_may_read
 from copilot_driver.vocabulary import LogEvent, RunResult
 
 START_TIMEOUT_S = 4.0
@@ -356,6 +358,8 @@ def run_driver(config: DriverConfig) -> int:
         log.error(LogEvent.ERROR, f"unhandled driver error: {type(error).__name__}: {error}")
         return int(ExitCode.FAILURE)
     if result.has_output:
-        sys.stdout.write(redactor.text(result.output).rstrip("\n") + "\n")
+        answer = redactor.text(result.output).rstrip("\n") + "\n"
+        read = runner_may_read(sys.stdout, in_actions=config.github_actions)
+        sys.stdout.write(inert(answer, in_actions=read))
         sys.stdout.flush()
     return ExitCode.FAILURE if result.exit_code is None else result.exit_code

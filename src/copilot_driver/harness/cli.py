@@ -26,6 +26,7 @@ from copilot_driver.env import (
     SESSION_STATE_BASE_DIR,
 )
 from copilot_driver.exit_codes import ExitCode
+from copilot_driver.harness.environment import driver_command as own_driver_command
 from copilot_driver.harness.retry import RetryPolicy
 from copilot_driver.harness.run import Harness, HarnessOptions
 from copilot_driver.harness.sandbox import SandboxSettings
@@ -105,7 +106,7 @@ examples:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    driver_command: list[str] = [sys.executable, "-m", "copilot_driver"]
+    driver_command = own_driver_command(sys.executable)
     own_driver = True
     if "--" in args:
         own_driver = False

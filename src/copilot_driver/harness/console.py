@@ -2,7 +2,9 @@
 
 Everything is written around the live status line (`progress.StatusLine`),
 which is cleared first. The harness's own lines carry its prefix and, like the
-driver's log lines it shows, have the run's secrets masked; workflow commands
+driver's log lines it shows, have the run's secrets masked and are inert
+(`inert_text`: no control character a terminal acts on, no workflow command
+the runner reads, but for the driver's own annotations); workflow commands
 (annotations, log groups, the token's mask) are written only under GitHub
 Actions, where the runner reads them.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 from copilot_driver import workflow_commands
 from copilot_driver.harness.progress import StatusLine
+from copilot_driver.inert_text import inert_line, inert_log
 from copilot_driver.redaction import Redactor
 
 PREFIX = "[copilot-driver-harness]"
@@ -27,11 +30,12 @@ class Console:
 
     def say(self, message: str) -> None:
         """One line of the harness's own, prefixed."""
-        self.status.print_line(f"{PREFIX} {self.redactor.text(message)}")
+        self.status.print_line(inert_log(f"{PREFIX} {self.redactor.text(message)}"))
 
     def show(self, line: str) -> None:
-        """One line of someone else's (the driver's log), as it is."""
-        self.status.print_line(self.redactor.text(line))
+        """One line of someone else's (the driver's log), as it is but for what a terminal
+        or the runner would act on (`inert_text.inert_line`)."""
+        self.status.print_line(inert_line(self.redactor.text(line)))
 
     def command(self, text: str) -> None:
         """A workflow command (`workflow_commands`), written only under GitHub Actions."""

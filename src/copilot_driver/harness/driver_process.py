@@ -9,7 +9,8 @@ the harness (see `processes`).
 
 Both output streams are drained by threads from the start: stderr, its log,
 is handed on line by line as it comes (the harness learns from it and shows
-it); stdout, the answer, is kept whole. Waiting forwards a stop signal (the
+it), each line and the whole bounded (`bounded_lines`); stdout, the answer,
+is kept whole up to MAX_ANSWER_BYTES. Waiting forwards a stop signal (the
 driver cleans up first, SIGKILL after a grace period) and stops a driver that
 has not noticed by itself that its sidecar died.
 """
@@ -21,13 +22,20 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import IO
 
 from copilot_driver import processes
 from copilot_driver.env import SDK_READY_FD
 from copilot_driver.errors import CopilotDriverError
 from copilot_driver.exit_codes import ExitCode, from_returncode
-from copilot_driver.harness.environment import driver_environment
+from copilot_driver.harness.bounded_lines import (
+    MAX_ANSWER_BYTES,
+    MAX_LINE_BYTES,
+    MAX_LOG_BYTES,
+    bounded_lines,
+)
+from copilot_driver.harness.environment import driver_environment, own_import_root
 from copilot_driver.harness.sidecar import Sidecar
 from copilot_driver.vocabulary import HarnessErrorKind
 
@@ -46,7 +54,9 @@ class DriverStartError(CopilotDriverError, RuntimeError):
 class DriverProcess:
     """A running driver. Use `DriverProcess.start(...)`."""
 
-    def __init__(self, process: subprocess.Popen[str], on_log_line: Callable[[str], None]) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], on_log_line: Callable[[str], None]
+    ) -> None:
         self.process = process
         self._stdout: list[str] = []
         assert process.stdout is not None
@@ -68,6 +78,7 @@ class DriverProcess:
         token: str,
         on_log_line: Callable[[str], None],
         ready_fd: int | None = None,
+        workspace: Path | None = None,
     ) -> DriverProcess:
         """Start `command` as the driver of the sidecar at `sdk_uri`.
 
@@ -75,7 +86,13 @@ class DriverProcess:
         driver's from it); `on_log_line` gets each stderr line, from a reader
         thread; with `ready_fd` the driver waits on that pipe before it
         connects. Raises DriverStartError when the command cannot run."""
-        full_env = driver_environment(env, sdk_uri=sdk_uri, token=token)
+        full_env = driver_environment(
+            env,
+            sdk_uri=sdk_uri,
+            token=token,
+            workspace=workspace,
+            own_import_root=own_import_root(),
+        )
         if ready_fd is not None:
             full_env[SDK_READY_FD.name] = str(ready_fd)
         try:
@@ -85,8 +102,6 @@ class DriverProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                text=True,
-                errors="replace",
                 pass_fds=(ready_fd,) if ready_fd is not None else (),
                 preexec_fn=processes.die_with_parent,
             )
@@ -159,13 +174,25 @@ def cause_of_failure(code: int, errors: list[str]) -> str | None:
     return "\n".join(errors) if code == ExitCode.CONFIG else errors[-1]
 
 
-def _tee(stream: IO[str], on_line: Callable[[str], None]) -> None:
-    for line in stream:
-        on_line(line)
+def _tee(stream: IO[bytes], on_line: Callable[[str], None]) -> None:
+    """Each log line, as text with its newline, bounded (`bounded_lines`)."""
+    for raw in bounded_lines(stream, max_line=MAX_LINE_BYTES, max_total=MAX_LOG_BYTES):
+        on_line(raw.decode("utf-8", "replace").rstrip("\r") + "\n")
     stream.close()
 
 
-def _collect(stream: IO[str], into: list[str]) -> None:
-    for chunk in iter(lambda: stream.read(65536), ""):
-        into.append(chunk)
+def _collect(stream: IO[bytes], into: list[str]) -> None:
+    """The answer, whole up to MAX_ANSWER_BYTES; past it, one line says what was not kept
+    (the pipe is drained to its end all the same)."""
+    kept = bytearray()
+    not_kept = 0
+    for chunk in iter(lambda: stream.read(65536), b""):
+        room = MAX_ANSWER_BYTES - len(kept)
+        kept += chunk[:room]
+        not_kept += max(0, len(chunk) - room)
     stream.close()
+    text = kept.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    if not_kept:
+        text += f"\n[... {not_kept} more bytes of the answer not kept: over the limit of "
+        text += f"{MAX_ANSWER_BYTES} bytes]\n"
+    into.append(text)

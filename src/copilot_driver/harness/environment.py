@@ -1,4 +1,5 @@
-"""What the harness gives each process: pure functions, tested without processes.
+"""What the harness gives each process: pure functions, tested without processes
+(`trusted_search_path` alone resolves links on the host).
 
 The token flow of spec 3.4/4.2: one fresh per-run secret goes to the sidecar
 (which authenticates clients with it) and to the driver (which presents it).
@@ -8,8 +9,10 @@ runs in an environment without any GitHub credential.
 
 from __future__ import annotations
 
+import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePosixPath
 
 from copilot_driver.env import (
     CONNECTION_TOKEN,
@@ -41,11 +44,26 @@ def new_connection_token() -> str:
     return secrets.token_hex(32)
 
 
-def driver_environment(base: Mapping[str, str], *, sdk_uri: str, token: str) -> dict[str, str]:
+def driver_environment(
+    base: Mapping[str, str],
+    *,
+    sdk_uri: str,
+    token: str,
+    workspace: Path | None = None,
+    own_import_root: str | None = None,
+) -> dict[str, str]:
     """The driver's environment: `base` minus every GitHub credential, plus the
     sidecar's address and the run's token, and a send timeout derived from the
-    workflow's timeout when none is set."""
+    workflow's timeout when none is set. With a `workspace`, its PATH and
+    PYTHONPATH lose every entry a tool could fill (see `trusted_search_path`);
+    `own_import_root`, where this package was imported from, stays on PYTHONPATH."""
     env = {key: value for key, value in base.items() if key not in GITHUB_CREDENTIALS}
+    if workspace is not None:
+        for name, keep in (("PATH", ()), ("PYTHONPATH", (own_import_root,))):
+            if name in env:
+                env[name] = trusted_search_path(env[name], workspace, keep=keep)
+        if not env.get("PYTHONPATH", "x"):
+            del env["PYTHONPATH"]
     env[SDK_URI.name] = sdk_uri
     env[CONNECTION_TOKEN.name] = token
     if value_of(env, SEND_TIMEOUT_MS) is None:
@@ -53,6 +71,53 @@ def driver_environment(base: Mapping[str, str], *, sdk_uri: str, token: str) -> 
         if derived is not None:
             env[SEND_TIMEOUT_MS.name] = str(derived)
     return env
+
+
+def trusted_search_path(value: str, workspace: Path, *, keep: Iterable[str | None] = ()) -> str:
+    """A PATH-like list without the entries a tool could fill: empty and relative ones
+    (they name the working directory, the workspace) and those inside the workspace,
+    where a tool of this run or an earlier one may have written a program or a module
+    that would then run outside the sandbox. Entries in `keep` stay (the harness's
+    own package, when it lies in the workspace: the sandbox keeps it read-only)."""
+    kept = {entry for entry in keep if entry}
+    inside = PurePosixPath(os.path.realpath(workspace))
+    entries = []
+    for entry in value.split(":"):
+        # Resolved: a host folder that links into the workspace is inside it too.
+        if entry in kept or (
+            entry.startswith("/")
+            and not PurePosixPath(os.path.realpath(entry)).is_relative_to(inside)
+        ):
+            entries.append(entry)
+    return ":".join(entries)
+
+
+def own_import_root() -> str:
+    """The folder this package was imported from (the entry of sys.path that holds it)."""
+    return str(Path(__file__).resolve().parents[2])
+
+
+def driver_command(python: str) -> list[str]:
+    """This package's driver, run by `python` with `-P`: Python then puts no working
+    directory on the import path, so a `copilot_driver` folder a tool wrote in the
+    workspace (the driver's working directory) is never imported in its place."""
+    return [python, "-P", "-m", "copilot_driver"]
+
+
+def import_path_warning(first_entry: str, safe_path: bool, workspace: Path) -> str | None:
+    """What to say when this Python puts a folder of the workspace first on its import
+    path (`python -m copilot_driver.harness` run in the workspace): a `copilot_driver`
+    folder a tool wrote there would have run as the harness, outside the sandbox."""
+    if safe_path or not first_entry:
+        return None
+    if not Path(os.path.realpath(first_entry)).is_relative_to(os.path.realpath(workspace)):
+        return None
+    return (
+        f"Python put {first_entry} (in the workspace) first on the harness's import path, "
+        "so a `copilot_driver` folder a tool wrote there would run as the harness, outside "
+        "the sandbox: start it as `copilot-driver-harness` or `python -P -m "
+        "copilot_driver.harness`"
+    )
 
 
 def send_timeout_from_minutes(raw: str | None) -> int | None:

@@ -26,6 +26,7 @@ from copilot_driver.harness.credentials import tokens_of
 from copilot_driver.harness.outcome import explain
 from copilot_driver.harness.progress import Progress
 from copilot_driver.harness.sandbox import Sandbox, SandboxSettings
+from copilot_driver.inert_text import inert
 from copilot_driver.report import (
     SANDBOX_FILE,
     Attempt,
@@ -36,6 +37,7 @@ from copilot_driver.report import (
     render_step_summary,
     sandbox_record,
 )
+from copilot_driver.runner_reads import runner_may_read
 from copilot_driver.vocabulary import EVENTS_FILE_NAME, SIDECAR_LOG_NAME
 
 
@@ -104,7 +106,9 @@ class Outputs:
         if summary_file:
             self._append_step_summary(Path(summary_file), outcome, timeline)
         if run.answer:
-            self.stdout.write(self.console.redactor.text(run.answer))
+            answer = self.console.redactor.text(run.answer)
+            read = runner_may_read(self.stdout, in_actions=self.console.in_actions)
+            self.stdout.write(inert(answer, in_actions=read))
             self.stdout.flush()
 
     def _tell_failure(self, outcome: RunOutcome, *, shown: bool) -> None:
@@ -174,13 +178,14 @@ def sandbox_summary(
     settings: SandboxSettings, sandbox: Sandbox | None, env: Mapping[str, str]
 ) -> SandboxSummary:
     """The sandbox as the report shows it: its mode, allowed hosts, the connections let
-    through and refused, passed names."""
+    through and refused, passed names, the git control files put away after the run."""
     return SandboxSummary(
         mode=settings.mode,
         allowed_hosts=sandbox.allowlist.hosts() if sandbox else (),
         egress_denied=tuple(sandbox.denied_per_host()) if sandbox else (),
         passed_env=tuple(name for name in settings.pass_env if name in env),
         egress_allowed=tuple(sandbox.allowed_per_host()) if sandbox else (),
+        git_neutralised=tuple(sandbox.git_neutralised) if sandbox else (),
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from copilot_driver.env import (
     session_state_base_dir,
 )
 from copilot_driver.exit_codes import ExitCode
+from copilot_driver.git_credentials import workspace_credentials
 from copilot_driver.harness.console import Console
 from copilot_driver.harness.credentials import (
     classic_token_problem,
@@ -35,10 +37,12 @@ from copilot_driver.harness.credentials import (
     stored_login,
 )
 from copilot_driver.harness.environment import (
+    import_path_warning,
     login_arguments,
     new_connection_token,
     sidecar_arguments,
     sidecar_environment,
+    trusted_search_path,
 )
 from copilot_driver.harness.outputs import Ending
 from copilot_driver.harness.policy_check import (
@@ -104,7 +108,7 @@ class Preflight:
     def check(self) -> SidecarPlan | Ending:
         """How to start the sidecar, or the ending of a run that cannot start it."""
         try:
-            binary = locate_copilot_cli(self._copilot, self.env)
+            binary = locate_copilot_cli(self._copilot, self._lookup_env())
         except SidecarError as error:
             return Ending(ExitCode.CONFIG, HarnessErrorKind.CLI_NOT_FOUND, str(error))
         problem = credential_problem(self.env, sandboxed=self._settings.enabled)
@@ -116,6 +120,8 @@ class Preflight:
                 token,
                 *secrets_in(self.env, (*PLATFORM_TOKENS, *DRIVER_SECRETS)),
                 *proxy_passwords(self.env),
+                # actions/checkout's persisted token: tools see it only with the sandbox off
+                *workspace_credentials(workspace_of(self.env, Path.cwd()), self.env.get("HOME")),
             ]
         )
         classic = classic_token_problem(self.env)
@@ -152,8 +158,21 @@ class Preflight:
             binary, token, plain_env, credentials, login_args, extra_args, log_level, port, log_path
         )
 
+    def _lookup_env(self) -> dict[str, str]:
+        """The environment the harness finds programs with: a PATH without the
+        workspace, where a tool may have left a `copilot` or `bwrap` of its own."""
+        workspace = workspace_of(self.env, Path.cwd())
+        trusted = trusted_search_path(self.env.get("PATH", ""), workspace)
+        return {**self.env, "PATH": trusted or os.devnull}
+
     def _warn_about_the_policy(self) -> None:
-        """Misspelt variables, and a run that approves every tool request (policy_check)."""
+        """Misspelt variables, a run that approves every tool request (policy_check), and
+        a harness that imports from the workspace."""
+        workspace = workspace_of(self.env, Path.cwd())
+        first = sys.path[0] if sys.path else ""
+        risky_import = import_path_warning(first, bool(sys.flags.safe_path), workspace)
+        if risky_import is not None:
+            self.console.say(f"warning: {risky_import}")
         for sentence in misspelt_variables(self.env):
             self.console.say(f"warning: {sentence}")
         unrestricted = unrestricted_policy(self.env)

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from copilot_driver import records
 from copilot_driver.formatting import shorten
+from copilot_driver.inert_text import visible_controls
 from copilot_driver.logs import read_entry
 from copilot_driver.vocabulary import LogEvent
 
@@ -178,7 +179,7 @@ class StatusLine:
         parts = [f"[copilot] {elapsed:.1f}s", self.label, progress.phase]
         parts.append(f"denials {progress.denials}")
         text = " | ".join(part for part in parts if part)
-        self._stream.write(shorten(text, _STATUS_CHARS))
+        self._stream.write(shorten(visible_controls(text), _STATUS_CHARS))  # a tool's command
         self._shown = True
 
     def _clear(self) -> None:

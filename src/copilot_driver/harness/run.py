@@ -43,8 +43,9 @@ from copilot_driver.harness.outputs import Ending, FinishedRun, Outputs
 from copilot_driver.harness.preflight import Preflight
 from copilot_driver.harness.progress import Progress, StatusLine
 from copilot_driver.harness.retry import FailedTry, RetryPolicy, next_delay
-from copilot_driver.harness.sandbox import SandboxSettings
+from copilot_driver.harness.sandbox import SandboxSettings, workspace_of
 from copilot_driver.harness.sidecar import Sidecar, SidecarError, SidecarStartStoppedError
+from copilot_driver.inert_text import unwrapped
 from copilot_driver.report import Attempt
 from copilot_driver.vocabulary import DriverErrorKind, HarnessErrorKind
 
@@ -137,6 +138,8 @@ class Harness:
                 die_with_parent=True,
             )
         except SidecarError as error:
+            if sandbox is not None:
+                sandbox.close()  # its proxy and private files; no tool ran
             return _sidecar_start_failed(error)
         try:
             return self._with_sidecar(sidecar, plan.token, sidecar.public_port or plan.port)
@@ -231,7 +234,7 @@ class Harness:
                 retry = next_delay(self.options.retry, failed, number, self._seconds_left())
             self._record_attempt(number, code, error_kind, cause, retry[0] if retry else None)
             if retry is None:
-                self.answer = output
+                self.answer = unwrapped(output)  # the driver's own wrapping (inert_text)
                 shown = code == ExitCode.CONFIG and cause is not None  # its plain error lines
                 return Ending(code, error_kind if code else None, cause, shown=shown)
             delay, cause = retry
@@ -300,6 +303,7 @@ class Harness:
                 token=token,
                 on_log_line=self._driver_log_line,
                 ready_fd=ready_fd,
+                workspace=workspace_of(self.env, Path.cwd()),
             )
         except DriverStartError as error:
             self._end_driver_log()

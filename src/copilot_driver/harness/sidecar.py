@@ -10,8 +10,9 @@ its own process group so stopping it (SIGTERM, then SIGKILL after a grace
 period) also stops anything it spawned.
 
 Both output streams are drained by threads from the start (a full pipe would
-stall the CLI), kept as a short tail for error messages, and optionally
-copied to a log file with the token masked.
+stall the CLI), bounded per line and in total (`bounded_lines`), kept as a
+short tail for error messages, and optionally copied to a log file with the
+token masked.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from copilot_driver import processes
 from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
 from copilot_driver.env import COPILOT_CLI_PATH
 from copilot_driver.errors import CopilotDriverError
+from copilot_driver.harness.bounded_lines import MAX_LINE_BYTES, MAX_LOG_BYTES, bounded_lines
 from copilot_driver.harness.sandbox.launch import Sandbox
 from copilot_driver.redaction import Redactor
 
@@ -158,7 +160,11 @@ class Sidecar:
     """A running server-mode Copilot CLI. Use `Sidecar.start(...)`."""
 
     def __init__(
-        self, process: subprocess.Popen[bytes], redactor: Redactor, log_file: IO[str] | None
+        self,
+        process: subprocess.Popen[bytes],
+        redactor: Redactor,
+        log_file: IO[str] | None,
+        outputs: tuple[IO[bytes], IO[bytes]] | None = None,
     ) -> None:
         self.process = process
         self.port: int | None = None
@@ -170,9 +176,10 @@ class Sidecar:
         self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
         self._lock = threading.Lock()
         self._ready = threading.Event()
+        stdout, stderr = outputs or (process.stdout, process.stderr)
         self._readers = [
             threading.Thread(target=self._drain, args=(stream, name), daemon=True)
-            for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
+            for stream, name in ((stdout, "stdout"), (stderr, "stderr"))
             if stream is not None
         ]
         for reader in self._readers:
@@ -232,9 +239,19 @@ class Sidecar:
         ]
         secrets = {**(credentials or {}), "COPILOT_CONNECTION_TOKEN": token}
         wrapped = None
+        outputs: tuple[IO[bytes], IO[bytes]] | None = None
+        output_pipes: int | None = subprocess.PIPE
         if sandbox is not None:
-            wrapped = sandbox.command(argv, env, secrets, port=port)
+            # The CLI's output reaches the harness through pipes only the helper holds:
+            # bubblewrap's own process (pid 1 inside, which tools can see) gets /dev/null.
+            out_read, out_write = os.pipe()
+            err_read, err_write = os.pipe()
+            outputs = (os.fdopen(out_read, "rb", 0), os.fdopen(err_read, "rb", 0))
+            wrapped = sandbox.command(
+                argv, env, secrets, port=port, output_fds=(out_write, err_write)
+            )
             argv, full_env, pass_fds = wrapped.argv, wrapped.env, wrapped.pass_fds
+            output_pipes = subprocess.DEVNULL
         else:
             full_env, pass_fds = {**env, **secrets}, ()
         log_file = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
@@ -243,8 +260,8 @@ class Sidecar:
                 argv,
                 env=full_env,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stdout=output_pipes,
+                stderr=output_pipes,
                 start_new_session=True,
                 pass_fds=pass_fds,
                 preexec_fn=processes.die_with_parent if die_with_parent else None,
@@ -252,11 +269,13 @@ class Sidecar:
         except OSError as error:
             if log_file is not None:
                 log_file.close()
+            for stream in outputs or ():
+                stream.close()
             raise SidecarError(f"cannot start the Copilot CLI {binary}: {error}") from error
         finally:
             if wrapped is not None:
                 wrapped.started()
-        sidecar = cls(process, Redactor(list(secrets.values())), log_file)
+        sidecar = cls(process, Redactor(list(secrets.values())), log_file, outputs)
         if wrapped is not None:
             sidecar.public_port = wrapped.public_port
         return sidecar
@@ -343,8 +362,9 @@ class Sidecar:
                 )
 
     def _drain(self, stream: IO[bytes], name: str) -> None:
-        for raw in iter(stream.readline, b""):
-            line = self._redactor.text(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        lines = bounded_lines(stream, max_line=MAX_LINE_BYTES, max_total=MAX_LOG_BYTES)
+        for raw in lines:
+            line = self._redactor.text(raw.decode("utf-8", "replace").rstrip("\r"))
             with self._lock:
                 self._tail.append(f"{name}: {line}")
                 if self._log_file is not None:

@@ -6,15 +6,19 @@ folders (the newest is reported)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
 
 from copilot_driver import __version__, vocabulary
+from copilot_driver.env import in_github_actions
+from copilot_driver.inert_text import inert, inert_log
 from copilot_driver.report.markdown import render_markdown
 from copilot_driver.report.parse import load_timeline
 from copilot_driver.report.resolve import Resolved, resolve_events
 from copilot_driver.report.text import render_text
+from copilot_driver.runner_reads import runner_may_read
 
 _PROG = "copilot-driver-report"
 _DESCRIPTION = (
@@ -63,18 +67,21 @@ def main(argv: list[str] | None = None) -> int:
     render = render_markdown if args.format == "markdown" else render_text
     # JSON escapes can smuggle lone surrogates into strings: print them as `?`, never crash.
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-    sys.stdout.write(render(timeline).encode(encoding, "replace").decode(encoding))
+    # What the run said is shown, never acted on by a terminal or the Actions runner.
+    read = runner_may_read(sys.stdout, in_actions=in_github_actions(os.environ))
+    shown = inert(render(timeline), in_actions=read)
+    sys.stdout.write(shown.encode(encoding, "replace").decode(encoding))
     return 0
 
 
 def _notes(resolved: Resolved) -> None:
     """On stderr, so that stdout stays the report alone (a redirect gets just the report)."""
     for line in resolved.notes:
-        sys.stderr.write(f"{_PROG}: note: {line}\n")
+        sys.stderr.write(inert_log(f"{_PROG}: note: {line}") + "\n")
 
 
 def _error(message: str) -> None:
-    sys.stderr.write(f"{_PROG}: error: {' '.join(message.split())}\n")
+    sys.stderr.write(inert_log(f"{_PROG}: error: {' '.join(message.split())}") + "\n")
 
 
 def run() -> NoReturn:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from copilot_driver.inert_text import visible_controls
 from copilot_driver.report import summary
 from copilot_driver.report.gantt import LEGEND, gantt_chart
 from copilot_driver.report.limits import STEP_SUMMARY_LIMIT, clip, fit
@@ -38,7 +39,7 @@ _BACKTICKS = re.compile(r"`+")
 
 def render_markdown(timeline: Timeline) -> str:
     """For GitHub: tables, a quote of the answer, a Mermaid gantt; under
-    `STEP_SUMMARY_LIMIT` bytes."""
+    `STEP_SUMMARY_LIMIT` bytes; the run's control characters made visible."""
     warning = sandbox_warning(timeline.sandbox)
     out = [
         "## Copilot session timeline",
@@ -49,7 +50,7 @@ def render_markdown(timeline: Timeline) -> str:
         "",
         footer(timeline),
     ]
-    return fit("\n".join(out) + "\n", STEP_SUMMARY_LIMIT)
+    return fit(visible_controls("\n".join(out) + "\n"), STEP_SUMMARY_LIMIT)
 
 
 def timeline_sections(timeline: Timeline, sandbox: SandboxSummary | None = None) -> list[str]:
@@ -95,8 +96,9 @@ def sandbox_warning(sandbox: SandboxSummary | None) -> list[str]:
 
 
 def sandbox_section(sandbox: SandboxSummary | None) -> list[str]:
-    """The mode, the hosts the egress proxy allows, the variables passed, and tables of
-    the connections it let through and refused per host (busiest first)."""
+    """The mode, the hosts the egress proxy allows, the variables passed, tables of the
+    connections it let through and refused per host (busiest first), and what was done
+    to the git control files a tool wrote."""
     if sandbox is None:
         return []
     rows = [("Mode", cell(summary.sandbox_mode(sandbox)))]
@@ -112,6 +114,12 @@ def sandbox_section(sandbox: SandboxSummary | None) -> list[str]:
     out += [f"| {name} | {value} |" for name, value in rows]
     out += _connections_table("Egress allowed", sandbox.egress_allowed)
     out += _connections_table("Egress denied", sandbox.egress_denied)
+    if sandbox.git_neutralised:
+        out += ["", "| Git control files a tool wrote, after the run |", "|---|"]
+        out += [f"| {cell(done)} |" for done in sandbox.git_neutralised[: summary.SANDBOX_LISTED]]
+        if len(sandbox.git_neutralised) > summary.SANDBOX_LISTED:
+            more = len(sandbox.git_neutralised) - summary.SANDBOX_LISTED
+            out.append(f"| _... and {more:,} more_ |")
     return out
 
 

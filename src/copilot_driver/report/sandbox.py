@@ -40,6 +40,9 @@ class SandboxSummary:
     egress_allowed: tuple[tuple[str, int], ...] = ()
     """(`host:port`, connections let through): what the run reached, ordered as
     `egress_denied` is."""
+    git_neutralised: tuple[str, ...] = ()
+    """What the harness did after the run to the git control files a tool wrote in the
+    workspace, one sentence each (`harness/sandbox/git_controls.py`)."""
 
     def __post_init__(self) -> None:
         # The order is part of the value: whoever builds one, the renderers list the
@@ -62,14 +65,18 @@ class SandboxSummary:
 
 def sandbox_record(summary: SandboxSummary) -> dict[str, object]:
     """The JSON object of `sandbox.json`: `{"mode": str, "allowedHosts": [str],
-    "egressAllowed": {host: count}, "egressDenied": {host: count}, "passedEnv": [str]}`."""
-    return {
+    "egressAllowed": {host: count}, "egressDenied": {host: count}, "passedEnv": [str]}`,
+    and `"gitNeutralised": [str]` when the harness put git control files away."""
+    record: dict[str, object] = {
         "mode": summary.mode,
         "allowedHosts": list(summary.allowed_hosts),
         "egressAllowed": dict(summary.egress_allowed),
         "egressDenied": dict(summary.egress_denied),
         "passedEnv": list(summary.passed_env),
     }
+    if summary.git_neutralised:
+        record["gitNeutralised"] = list(summary.git_neutralised)
+    return record
 
 
 def read_sandbox_file(path: Path) -> SandboxSummary | None:
@@ -100,6 +107,7 @@ def sandbox_from_json(value: Any) -> SandboxSummary:
         egress_denied=_counts(data.get("egressDenied")),
         passed_env=_strings(data.get("passedEnv")),
         egress_allowed=_counts(data.get("egressAllowed")),
+        git_neutralised=_strings(data.get("gitNeutralised")),
     )
 
 

@@ -7,7 +7,8 @@ one read from the session folder) comes before the session, and a run with the
 sandbox off opens with a warning. It is always under
 `STEP_SUMMARY_LIMIT` bytes of UTF-8, whatever it is given: every part is
 capped (`markdown` caps the timeline's), and `limits.fit` checks the whole.
-Redaction is the caller's job.
+Control characters from the run are made visible (`inert_text`). Redaction is
+the caller's job.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from copilot_driver.inert_text import visible_controls
 from copilot_driver.report import summary
 from copilot_driver.report.limits import STEP_SUMMARY_LIMIT, clip, fit
 from copilot_driver.report.markdown import (
@@ -93,7 +95,7 @@ def render_step_summary(outcome: RunOutcome, timeline: Timeline | None) -> str:
         out += ["", f"<sub>{summary.REPORT_VERSION}.</sub>"]
     else:
         out += ["", "### Session", "", *timeline_sections(timeline), "", footer(timeline)]
-    return fit("\n".join(out) + "\n", STEP_SUMMARY_LIMIT)
+    return fit(visible_controls("\n".join(out) + "\n"), STEP_SUMMARY_LIMIT)
 
 
 def _heading(outcome: RunOutcome) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from copilot_driver.formatting import shorten
+from copilot_driver.inert_text import visible_controls
 from copilot_driver.report import summary
 from copilot_driver.report.model import PermissionRecord, Timeline, Turn
 from copilot_driver.report.sandbox import SandboxSummary
@@ -20,7 +21,8 @@ _TOTALS = " " * 15
 
 
 def render_text(timeline: Timeline) -> str:
-    """For a terminal: plain ASCII, one line per tool call, within ~96 columns."""
+    """For a terminal: plain ASCII, one line per tool call, within ~96 columns; the run's
+    control characters made visible (`inert_text.visible_controls`)."""
     out = _header(timeline) + _sandbox_lines(timeline.sandbox)
     tool_width = min(18, max((len(call.tool) for call in timeline.tool_calls), default=4))
     widest = max((len(call.what) for call in timeline.tool_calls), default=0)
@@ -47,7 +49,8 @@ def render_text(timeline: Timeline) -> str:
     ]
     out += [f"  other        {phrase}" for phrase in summary.other_phrases(timeline)]
     out.append(f"  format       {summary.REPORT_VERSION}")
-    return "\n".join(out) + "\n"
+    # Every string from the run shown, never acted on by a terminal (ESC sequences).
+    return visible_controls("\n".join(out) + "\n")
 
 
 def _usage_lines(timeline: Timeline) -> list[str]:
@@ -98,7 +101,8 @@ def _header(timeline: Timeline) -> list[str]:
 
 def _sandbox_lines(sandbox: SandboxSummary | None) -> list[str]:
     """The mode (and a warning when it was off), the hosts the egress proxy allows, the
-    variables passed, and the connections it let through and refused per host."""
+    variables passed, the connections it let through and refused per host, and what was
+    done to the git control files a tool wrote."""
     if sandbox is None:
         return []
     out = ["", f"Sandbox: {summary.sandbox_mode(sandbox)}"]
@@ -111,6 +115,12 @@ def _sandbox_lines(sandbox: SandboxSummary | None) -> list[str]:
         out += _names_lines("  passed env     ", sandbox.passed_env, "variables")
     out += _connection_lines("  egress allowed ", sandbox.egress_allowed, sandbox.off)
     out += _connection_lines("  egress denied  ", sandbox.egress_denied, sandbox.off)
+    for i, done in enumerate(sandbox.git_neutralised[: summary.SANDBOX_LISTED]):
+        prefix = "  git controls   " if i == 0 else " " * 17
+        out += textwrap.wrap(done, _WIDTH, initial_indent=prefix, subsequent_indent=" " * 19)
+    if len(sandbox.git_neutralised) > summary.SANDBOX_LISTED:
+        more = len(sandbox.git_neutralised) - summary.SANDBOX_LISTED
+        out.append(f"{' ' * 17}... and {more:,} more")
     return out
 
 

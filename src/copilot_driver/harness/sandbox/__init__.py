@@ -16,7 +16,11 @@ grants running code by design). The sidecar runs under bubblewrap:
   privileges, the tree dies with the harness;
 - the CLI as it runs there (native, execute-only, unpacked and compiled once
   outside): `cli_copy.py`; what the host holds that must be hidden: `host.py`;
-- setting it up, failing closed with the fix: `launch.py`.
+- setting it up: `launch.py`, failing closed with the fix: `setup_checks.py`;
+- nothing a run leaves behind reaches the next or the host: the workspace's
+  persisted credentials hidden (`git_config.py`), planted links refused
+  (`mounts.planted_links`), git control files a tool wrote put away after the
+  run (`git_controls.py`).
 """
 
 from __future__ import annotations
@@ -25,11 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from copilot_driver.env import WORKSPACE
-from copilot_driver.harness.sandbox.launch import (
-    Sandbox,
-    SandboxError,
-    SandboxSettings,
-)
+from copilot_driver.harness.sandbox.launch import Sandbox, SandboxSettings
+from copilot_driver.harness.sandbox.setup_checks import SandboxError
 
 __all__ = [
     "Sandbox",

@@ -299,12 +299,13 @@ def _absolute_form(head: bytes, where: str, proxy: UpstreamProxy) -> bytes:
 def _connect(host: str, port: int) -> tuple[socket.socket | None, str]:
     """A connection to host:port, or None and why not. A name that resolves to an
     address the sandbox keeps out of reach is refused (an IP literal was allowed as
-    written)."""
+    written, and so was `localhost`, which only a rule naming it exactly lets through:
+    a provider at `http://localhost:PORT` works as one at `127.0.0.1:PORT` does)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as error:
         return None, f"cannot resolve it ({error.strerror or error})"
-    if not is_ip_literal(host):
+    if not is_ip_literal(host) and host != "localhost":
         for *_, address in infos:
             ip = ipaddress.ip_address(address[0])
             if ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast:

@@ -38,13 +38,14 @@ WEB_PORTS = (80, 443)
 COPILOT_API_HOSTS = (
     "githubcopilot.com:443",
     "api.github.com:443",
-    "github.com:443",
     "copilot-proxy.githubusercontent.com:443",
     "origin-tracker.githubusercontent.com:443",
     "copilot-telemetry.githubusercontent.com:443",
 )
 """Where the Copilot CLI sends its model and token requests (`githubcopilot.com`
-covers `api.githubcopilot.com` and the individual, business and enterprise hosts)."""
+covers `api.githubcopilot.com` and the individual, business and enterprise hosts).
+Not `github.com` itself, nor its other subdomains (`codeload.`, `uploads.`): the CLI
+does not need them, and a tool would reach git remotes there."""
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
 _NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")

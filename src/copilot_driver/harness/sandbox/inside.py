@@ -1,10 +1,15 @@
 """The sandbox's first process: the sidecar's parent and its two doors.
 
 Run by bubblewrap as `python -I inside.py --secrets-fd N --listen-fd N
---control-fd N --sidecar-port P --proxy-port X -- COPILOT ARGS...`, with the
-standard library only (nothing else may be importable in there). It
+--control-fd N --sidecar-port P --proxy-port X [--stdout-fd N --stderr-fd N]
+-- COPILOT ARGS...`, with the standard library only (nothing else may be
+importable in there). It
 
-1. makes itself non-dumpable, so no tool can read its memory or environment;
+1. makes itself non-dumpable, so no tool can read its memory or environment,
+   and takes the harness's output pipes (`--stdout-fd`, `--stderr-fd`) as its
+   and the CLI's stdout and stderr: bubblewrap's own init, pid 1 inside and
+   open to tools through /proc, has only /dev/null (it closes every other
+   descriptor it inherits), so no tool can write into what the harness reads;
 2. reads the sidecar's credentials from a pipe (never an argument or its own
    environment) and starts the CLI with them in the CLI's environment only;
    the CLI binary is an execute-only copy, so the kernel makes the CLI
@@ -27,6 +32,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -34,6 +40,11 @@ import time
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
+HOME_FILES_INSIDE = "/run/copilot-driver/home"
+"""Where the host's files of $HOME's writable folders are bound read-only; $HOME holds
+a link to each, which `private_home_files` turns into a private, writable copy."""
+MAX_HOME_FILE_BYTES = 1 << 20
+"""A larger file of $HOME stays a link to the host's, read-only."""
 CONNECT_PATIENCE_S = 600.0
 """How long a driver's connection waits for the sidecar to listen inside."""
 
@@ -44,8 +55,17 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="copilot-driver-sandbox")
     for name in ("--secrets-fd", "--listen-fd", "--control-fd", "--sidecar-port", "--proxy-port"):
         parser.add_argument(name, type=int, required=True)
+    for name in ("--stdout-fd", "--stderr-fd"):
+        parser.add_argument(name, type=int)
     options = parser.parse_args(argv[:split])
+    # The harness's pipes become this helper's (and so the CLI's) stdout and stderr; being
+    # non-dumpable, no tool can open them through /proc/<pid>/fd.
+    for given, standard in ((options.stdout_fd, 1), (options.stderr_fd, 2)):
+        if given is not None:
+            os.dup2(given, standard)
+            os.close(given)
     command = argv[split + 1 :]
+    private_home_files(os.environ.get("HOME", ""))
     with os.fdopen(options.secrets_fd, "rb") as pipe:
         credentials = json.loads(pipe.read() or b"{}")
     control = socket.socket(fileno=options.control_fd)
@@ -71,6 +91,29 @@ def main(argv: list[str]) -> int:
             signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     return status
+
+
+def private_home_files(home: str) -> None:
+    """Each link in $HOME to a host file under HOME_FILES_INSIDE becomes a copy of it:
+    $HOME is private and writable, so a tool may rewrite `~/.gitconfig` (git writes
+    through a link, to the read-only host file, so a link would not do)."""
+    if not home.startswith("/"):
+        return
+    for folder, _, names in os.walk(HOME_FILES_INSIDE):
+        for name in names:
+            source = os.path.join(folder, name)
+            target = os.path.join(home, os.path.relpath(source, HOME_FILES_INSIDE))
+            with contextlib.suppress(OSError):
+                found = os.stat(source)
+                if os.readlink(target) != source or not stat.S_ISREG(found.st_mode):
+                    continue
+                if found.st_size > MAX_HOME_FILE_BYTES:
+                    continue
+                copy = f"{target}.copilot-driver-copy"
+                with open(source, "rb") as original, open(copy, "wb") as private:
+                    private.write(original.read())
+                os.chmod(copy, found.st_mode & 0o7777)
+                os.replace(copy, target)
 
 
 def _hand_out(proxy: socket.socket, control: socket.socket) -> None:

@@ -311,19 +311,41 @@ def test_a_complete_head_over_the_limit_is_refused(
 
 
 def test_a_name_that_resolves_to_loopback_is_refused(
-    start_proxy: StartProxy, untouched: socket.socket
+    start_proxy: StartProxy, untouched: socket.socket, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Whatever DNS says: a rebinding name allowed by a rule still reaches no loopback."""
     port = port_of(untouched)
-    under_test = start_proxy(f"localhost:{port}")
-    answer = under_test.ask(f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode())
-    assert_refused(answer, f"localhost:{port}", "resolves to", "keeps out of reach")
-    answer = under_test.ask(f"GET http://LOCALHOST:{port}/ HTTP/1.1\r\n\r\n".encode())
-    assert_refused(answer, f"localhost:{port}", "resolves to")
+    resolve = socket.getaddrinfo
+
+    def rebinding(host: str, *args: object, **kwargs: object) -> object:
+        return resolve(LOOPBACK if host == "rebind.example" else host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    under_test = start_proxy(f"rebind.example:{port}")
+    answer = under_test.ask(f"CONNECT rebind.example:{port} HTTP/1.1\r\n\r\n".encode())
+    assert_refused(answer, f"rebind.example:{port}", "resolves to", "keeps out of reach")
+    answer = under_test.ask(f"GET http://REBIND.example:{port}/ HTTP/1.1\r\n\r\n".encode())
+    assert_refused(answer, f"rebind.example:{port}", "resolves to")
     assert_never_connected(untouched)
-    assert under_test.proxy.denied_per_host() == [(f"localhost:{port}", 2)]
+    assert under_test.proxy.denied_per_host() == [(f"rebind.example:{port}", 2)]
     where, why = under_test.denial()
-    assert where == f"localhost:{port}"
+    assert where == f"rebind.example:{port}"
     assert "resolves to" in why
+
+
+def test_localhost_named_by_a_rule_is_reached_as_127_0_0_1_is(start_proxy: StartProxy) -> None:
+    """A provider at http://localhost:PORT: the rule names it exactly, as an IP literal."""
+    with socket.create_server((LOOPBACK, 0)) as server:
+        port = port_of(server)
+        under_test = start_proxy(f"localhost:{port}")
+        with under_test.client() as client:
+            client.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode())
+            assert client.recv(4096).startswith(b"HTTP/1.1 200")
+            accepted, _ = server.accept()
+            accepted.close()
+    assert under_test.proxy.allowed_per_host() == [(f"localhost:{port}", 1)]
+    untouched = start_proxy(f"localhost:{port}")  # another port of localhost stays refused
+    assert_refused(untouched.ask(f"CONNECT localhost:{port + 1} HTTP/1.1\r\n\r\n".encode()))
 
 
 def test_an_allowed_host_with_no_listener_is_refused(start_proxy: StartProxy) -> None:

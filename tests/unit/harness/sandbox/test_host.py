@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
 from copilot_driver.harness.sandbox.host import (
-    git_redirects,
+    home_entries,
     host_unix_sockets,
     path_kind,
     runner_directories,
@@ -105,8 +107,40 @@ def test_no_submodules_means_nothing(tmp_path: Path) -> None:
     assert submodule_git_files(tmp_path / ".git") == ()
 
 
-def test_the_git_redirects_are_commondir_and_config_worktree(tmp_path: Path) -> None:
-    git = tmp_path / ".git"
-    assert git_redirects(git) == ()
-    git.mkdir()
-    assert git_redirects(git) == (git / "commondir", git / "config.worktree")
+def test_home_entries_list_the_writable_folders_parents_first(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".cache" / "pip").mkdir(parents=True)
+    (home / ".local" / "share" / "app").mkdir(parents=True)
+    (home / ".bashrc").write_text("")
+    (home / ".profile").symlink_to(".bashrc")
+    (home / "project").mkdir()
+    (home / "project" / "deep").mkdir()  # not a writable folder: not listed
+    found = {(entry.path, entry.kind, entry.target) for entry in home_entries(str(home))}
+    assert found == {
+        (".bashrc", "file", ""),
+        (".cache", "dir", ""),
+        (".cache/pip", "dir", ""),
+        (".local", "dir", ""),
+        (".local/share", "dir", ""),
+        (".local/share/app", "dir", ""),
+        (".profile", "link", ".bashrc"),
+        ("project", "dir", ""),
+    }
+    paths = [entry.path for entry in home_entries(str(home))]
+    assert paths.index(".local") < paths.index(".local/share") < paths.index(".local/share/app")
+
+
+def test_a_crowded_or_missing_home_is_left_as_the_host_has_it(tmp_path: Path) -> None:
+    for number in range(5):
+        (tmp_path / f"f{number}").write_text("")
+    assert home_entries(str(tmp_path), limit=4) == ()
+    assert home_entries(str(tmp_path / "missing")) == ()
+    assert home_entries(None) == ()
+
+
+def test_a_socket_in_home_is_never_listed(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "agent.sock"))
+        os.mkfifo(tmp_path / "pipe")
+        (tmp_path / "plain").write_text("")
+        assert [entry.path for entry in home_entries(str(tmp_path))] == ["plain"]

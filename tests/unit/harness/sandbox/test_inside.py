@@ -244,3 +244,28 @@ def test_a_cli_killed_outright_is_repeated_as_a_kill(helpers: list[Helper]) -> N
     helpers.append(helper)
     os.kill(int(helper.line()), signal.SIGKILL)
     assert helper.process.wait(TIMEOUT) == -signal.SIGKILL
+
+
+def test_home_links_to_the_hosts_files_become_private_copies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    beside, home = tmp_path / "beside", tmp_path / "home"
+    (beside / ".config").mkdir(parents=True)
+    home.mkdir()
+    (home / ".config").mkdir()
+    (beside / ".gitconfig").write_text("[user]\n\tname = host\n")
+    (beside / ".gitconfig").chmod(0o600)
+    (beside / ".config" / "big").write_bytes(b"x" * 100)
+    (beside / "other").write_text("not linked from home")
+    for name in (".gitconfig", ".config/big"):
+        (home / name).symlink_to(beside / name)
+    (home / "other").symlink_to(tmp_path / "elsewhere")
+    monkeypatch.setattr(inside, "HOME_FILES_INSIDE", str(beside))
+    monkeypatch.setattr(inside, "MAX_HOME_FILE_BYTES", 50)
+    inside.private_home_files(str(home))
+    copy = home / ".gitconfig"
+    assert not copy.is_symlink()
+    assert copy.read_text() == "[user]\n\tname = host\n"
+    assert copy.stat().st_mode & 0o777 == 0o600
+    assert (home / ".config" / "big").is_symlink()  # too large: stays the host's
+    assert (home / "other").is_symlink()  # a link of the host's own

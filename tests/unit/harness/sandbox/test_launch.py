@@ -14,16 +14,16 @@ import pytest
 
 from copilot_driver.harness.sandbox import inside
 from copilot_driver.harness.sandbox.egress_rules import Allowlist, parse_rule
-from copilot_driver.harness.sandbox.host import git_redirects
+from copilot_driver.harness.sandbox.git_controls import snapshot
 from copilot_driver.harness.sandbox.launch import (
     INSIDE_COPILOT_HOME,
     INSIDE_PROXY_PORT,
     Sandbox,
-    SandboxError,
     SandboxSettings,
     _with_port,
 )
 from copilot_driver.harness.sandbox.mounts import Layout
+from copilot_driver.harness.sandbox.setup_checks import SandboxError
 from helpers.cli_stand_ins import NATIVE_SOURCE, native_file, script_file
 
 # -- small pieces ---------------------------------------------------------------------------
@@ -57,19 +57,22 @@ def bare_sandbox(tmp_path: Path) -> Sandbox:
     return Sandbox("/usr/bin/bwrap", NATIVE_SOURCE, layout, Allowlist(()), None)
 
 
-def test_close_removes_a_redirect_written_in_the_sandbox_only(tmp_path: Path) -> None:
+def test_close_removes_a_new_redirect_and_puts_a_changed_one_back(tmp_path: Path) -> None:
     git = tmp_path / ".git"
     git.mkdir()
     (git / "config.worktree").write_text("[core]\n")  # there before the run
     sandbox = bare_sandbox(tmp_path)
-    sandbox.git_redirects = {path: path.exists() for path in git_redirects(git)}
+    sandbox.git_controls = snapshot(tmp_path)
     (git / "commondir").write_text("/elsewhere/.git\n")
     (git / "config.worktree").write_text("[core]\n\thooksPath = /elsewhere\n")
-    removed = sandbox.close()
+    done = sandbox.close()
     assert not (git / "commondir").exists()
-    assert (git / "config.worktree").read_text().endswith("/elsewhere\n")
-    assert len(removed) == 1
-    assert str(git / "commondir") in removed[0]
+    assert (git / "config.worktree").read_text() == "[core]\n"
+    assert (git / "config.worktree.sandboxed").read_text().endswith("/elsewhere\n")
+    assert len(done) == 2
+    assert done[0].startswith(f"removed {git / 'commondir'}, written in the sandbox")
+    assert done[1].startswith(f"restored {git / 'config.worktree'} as it was before the run")
+    assert sandbox.git_neutralised == done  # for the session's sandbox.json
     assert sandbox.close() == []
 
 
@@ -80,7 +83,7 @@ def test_close_removes_a_new_redirect_folder_or_link(tmp_path: Path) -> None:
     target.mkdir()
     (target / "keep").write_text("x")
     sandbox = bare_sandbox(tmp_path)
-    sandbox.git_redirects = {path: path.exists() for path in git_redirects(git)}
+    sandbox.git_controls = snapshot(tmp_path)
     (git / "commondir").mkdir()
     (git / "commondir" / "inner").write_text("x")
     (git / "config.worktree").symlink_to(target)
@@ -95,7 +98,7 @@ def test_close_leaves_a_redirect_that_was_there_before(tmp_path: Path) -> None:
     git.mkdir()
     (git / "commondir").write_text("../main/.git\n")  # a linked worktree's own
     sandbox = bare_sandbox(tmp_path)
-    sandbox.git_redirects = {path: path.exists() for path in git_redirects(git)}
+    sandbox.git_controls = snapshot(tmp_path)
     assert sandbox.close() == []
     assert (git / "commondir").read_text() == "../main/.git\n"
 
@@ -220,7 +223,8 @@ def test_a_prepared_sandbox_probes_its_own_mounts(host: Host) -> None:
     assert stat.S_IMODE(sandbox.binary.stat().st_mode) == 0o111
     assert sandbox.binary.is_relative_to(host.cache)
     assert (git / "hooks").is_dir()  # made, so that it is mounted read-only
-    assert sandbox.git_redirects == {git / "commondir": False, git / "config.worktree": False}
+    assert sandbox.git_controls is not None
+    assert set(sandbox.git_controls.controls) == {".git"}
     assert sandbox.allowlist.allows("files.pypi.org", 443)
     assert sandbox.allowlist.allows("api.githubcopilot.com", 443)  # no provider: Copilot's API
 
@@ -258,8 +262,14 @@ def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
 def test_the_command_runs_the_helper_under_bubblewrap(sandbox: Sandbox, tmp_path: Path) -> None:
     plain = {"PATH": "/usr/bin", "NO_PROXY": "*", "no_proxy": "*", "ALL_PROXY": "socks5://x"}
     credentials = {"COPILOT_GITHUB_TOKEN": "canary-token-7c1e"}
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
     wrapped = sandbox.command(
-        ["/usr/lib/copilot", "--headless", "--port", "0"], plain, credentials, port=0
+        ["/usr/lib/copilot", "--headless", "--port", "0"],
+        plain,
+        credentials,
+        port=0,
+        output_fds=(out_write, err_write),
     )
     try:
         argv = wrapped.argv
@@ -286,7 +296,10 @@ def test_the_command_runs_the_helper_under_bubblewrap(sandbox: Sandbox, tmp_path
         for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "COPILOT_GITHUB_TOKEN"):
             assert name not in env
 
-        secrets_fd, listen_fd, _ = wrapped.pass_fds
+        secrets_fd, listen_fd, _, stdout_fd, stderr_fd = wrapped.pass_fds
+        assert (stdout_fd, stderr_fd) == (out_write, err_write)
+        helper_args = argv[argv.index("--") + 4 : argv.index("--", argv.index("--") + 1)]
+        assert helper_args[-4:] == ["--stdout-fd", str(out_write), "--stderr-fd", str(err_write)]
         assert all(os.get_inheritable(fd) for fd in wrapped.pass_fds)
         assert json.loads(os.read(secrets_fd, 4096)) == credentials
         with socket.socket(fileno=os.dup(listen_fd)) as listener:
@@ -294,6 +307,8 @@ def test_the_command_runs_the_helper_under_bubblewrap(sandbox: Sandbox, tmp_path
         assert sandbox.proxy is not None
     finally:
         wrapped.started()
+    os.close(out_read)
+    os.close(err_read)
     for fd in wrapped.pass_fds:
         with pytest.raises(OSError, match="Bad file descriptor"):
             os.fstat(fd)

@@ -6,11 +6,14 @@ from collections.abc import Callable, Mapping
 
 import pytest
 
+from copilot_driver.harness.sandbox.inside import HOME_FILES_INSIDE
 from copilot_driver.harness.sandbox.mounts import (
     CREDENTIAL_STORES,
     PRIVATE_DIRECTORIES,
+    HomeEntry,
     Layout,
     bwrap_arguments,
+    planted_links,
 )
 
 HOME = "/home/runner"
@@ -252,3 +255,85 @@ def test_every_mount_is_complete(workspace: str) -> None:
         for value in args[index + 1 : index + 1 + count]:
             assert value.startswith("/"), (args[index], value)
         index += 1 + count
+
+
+# -- links planted under the workspace -------------------------------------------------
+
+
+def test_a_protected_path_through_a_link_is_named_down_to_the_link() -> None:
+    git = f"{WORKSPACE}/.git"
+    layout = Layout(
+        WORKSPACE,
+        HOME,
+        read_only_in_workspace=(f"{git}/modules/evil/config", f"{git}/modules/evil/hooks"),
+        hidden_files=(f"{WORKSPACE}/.netrc", "/var/run/docker.sock"),
+    )
+    host = {
+        **HOST,
+        git: "dir",
+        f"{git}/modules": "dir",
+        f"{git}/modules/evil": "link",
+        f"{WORKSPACE}/.netrc": "link",
+    }
+    assert planted_links(layout, fake_host(host)) == [f"{git}/modules/evil", f"{WORKSPACE}/.netrc"]
+
+
+def test_a_layout_without_links_under_the_workspace_has_none_planted() -> None:
+    layout = Layout(WORKSPACE, HOME, read_only_in_workspace=(f"{WORKSPACE}/.git/modules/m/config",))
+    host = {**HOST, f"{WORKSPACE}/.git": "dir", f"{WORKSPACE}/.git/modules": "dir"}
+    # A link outside the workspace is the host's own (the masks follow it on purpose).
+    assert planted_links(layout, fake_host({**host, f"{HOME}/.aws": "link"})) == []
+
+
+def test_a_git_folder_that_is_a_link_is_planted() -> None:
+    host = {**HOST, f"{WORKSPACE}/.git": "link"}
+    assert planted_links(Layout(WORKSPACE, HOME), fake_host(host)) == [f"{WORKSPACE}/.git"]
+
+
+# -- a private, writable $HOME -----------------------------------------------------------
+
+
+HOME_ENTRIES = (
+    HomeEntry(".bashrc", "file"),
+    HomeEntry(".cache", "dir"),
+    HomeEntry(".dotfiles", "dir"),
+    HomeEntry(".profile", "link", ".dotfiles/profile"),
+    HomeEntry(".ssh", "dir"),
+    HomeEntry("work", "dir"),
+    HomeEntry(".cache/pip", "dir"),
+)
+
+
+def test_home_is_private_with_the_hosts_entries_read_only() -> None:
+    args = arguments(Layout(WORKSPACE, HOME, home_entries=HOME_ENTRIES), **{f"{HOME}/.ssh": "dir"})
+    home = mount(args, "--tmpfs", HOME)
+    beside = f"{HOME_FILES_INSIDE}/.bashrc"
+    assert home < mount(args, "--ro-bind", f"{HOME}/.bashrc", beside, "--symlink", beside)
+    assert home < mount(args, "--dir", f"{HOME}/.cache")
+    assert mount(args, "--dir", f"{HOME}/.cache") < mount(
+        args, "--ro-bind", f"{HOME}/.cache/pip", f"{HOME}/.cache/pip"
+    )
+    assert has(args, "--symlink", ".dotfiles/profile", f"{HOME}/.profile")
+    assert has(args, "--ro-bind", f"{HOME}/work", f"{HOME}/work")
+    # The workspace under $HOME comes after it; a credential store is never bound, only masked.
+    assert mount(args, "--ro-bind", f"{HOME}/work", f"{HOME}/work") < mount(
+        args, "--bind", WORKSPACE, WORKSPACE
+    )
+    assert not has(args, "--ro-bind", f"{HOME}/.ssh", f"{HOME}/.ssh")
+    assert has(args, "--tmpfs", f"{HOME}/.ssh", "--remount-ro", f"{HOME}/.ssh")
+
+
+@pytest.mark.parametrize("home", [WORKSPACE, f"{WORKSPACE}/home", "/"])
+def test_a_home_that_is_or_lies_in_the_workspace_is_left_as_the_host_has_it(home: str) -> None:
+    args = arguments(Layout(WORKSPACE, home, home_entries=HOME_ENTRIES), **{home: "dir"})
+    assert not has(args, "--tmpfs", home)
+
+
+def test_a_git_config_with_a_persisted_credential_is_shown_from_its_copy() -> None:
+    config = f"{WORKSPACE}/.git/config"
+    host = {f"{WORKSPACE}/.git": "dir", config: "file"}
+    args = arguments(
+        Layout(WORKSPACE, HOME, bind_sources=((config, "/tmp/copy/config-0"),)), **host
+    )
+    assert has(args, "--ro-bind", "/tmp/copy/config-0", config)
+    assert not has(args, "--ro-bind", config, config)

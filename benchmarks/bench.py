@@ -751,7 +751,12 @@ def main(argv: list[str] | None = None) -> int:
                     "cpus": os.cpu_count(), "load_start": os.getloadavg()[0]},
         "runs": args.runs, "warmup": args.warmup, "drivers": {},
     }  # fmt: skip
-    plain_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    plain_env = {
+        k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "XDG_CACHE_HOME")
+    }
+    # The lazy-loading cache is the user's (XDG_CACHE_HOME, which `make` puts in the
+    # checkout); a run trusts none in its workspace, the current directory by default.
+    plain_env["GITHUB_WORKSPACE"] = tempfile.gettempdir()
     loader = lazy_loader_status(plain_env)
 
     with tempfile.TemporaryDirectory(prefix="copilot-bench-") as folder:

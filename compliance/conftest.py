@@ -24,11 +24,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 # pytest imports the kit's modules as top-level ones (the line above); mypy, which
 # checks this folder with tests/ (whose conftest is also top-level), names them by path.
 if TYPE_CHECKING:
-    from compliance.kitlib import Kit, driver_command_from, sidecar_home_with_mcp
+    from compliance.driver_check import driver_command_from
+    from compliance.kitlib import Kit, sidecar_home_with_mcp
     from compliance.report import ComplianceReport
     from pluggy import Result
 else:
-    from kitlib import Kit, driver_command_from, sidecar_home_with_mcp
+    from driver_check import driver_command_from
+    from kitlib import Kit, sidecar_home_with_mcp
     from report import ComplianceReport
 
 pytest_plugins = ["copilot_driver.testing.fixtures"]
@@ -42,7 +44,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_REPORT] = ComplianceReport(driver_command_from(config.getoption("--driver")))
+    # A driver that cannot start is the user's typing, not 30 failed requirements.
+    try:
+        command = driver_command_from(config.getoption("--driver"))
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[_REPORT] = ComplianceReport(command)
 
 
 _REPORT = pytest.StashKey[ComplianceReport]()

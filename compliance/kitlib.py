@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import subprocess
 import tempfile
@@ -281,11 +280,3 @@ def sidecar_home_with_mcp(home: Path, python: str) -> None:
         "tools": ["*"],
     }
     (config / "mcp-config.json").write_text(json.dumps({"mcpServers": {"fake": server}}))
-
-
-def driver_command_from(option: str | None) -> list[str]:
-    import shlex
-    import sys
-
-    text = option or os.environ.get("COMPLIANCE_DRIVER")
-    return shlex.split(text) if text else [sys.executable, "-m", "copilot_driver"]

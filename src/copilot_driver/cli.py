@@ -16,6 +16,7 @@ from types import FrameType
 from typing import NoReturn
 
 from copilot_driver import LOG_PREFIX, __version__
+from copilot_driver.command_line import error_line
 from copilot_driver.driver.config import ConfigError, load_config
 from copilot_driver.env import CONNECTION_TOKEN, SDK_URI, secrets_in
 from copilot_driver.env_docs import usage_lines
@@ -159,5 +160,5 @@ def _environment_redactor() -> Redactor:
 
 
 def _error(message: str) -> None:
-    sys.stderr.write(f"{LOG_PREFIX} error: {message}\n")
+    sys.stderr.write(error_line(LOG_PREFIX.strip("[]"), message) + "\n")
     sys.stderr.flush()

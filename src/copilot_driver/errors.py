@@ -16,7 +16,8 @@ CopilotDriverError
 │   ├── ShellParseError (ValueError)  copilot_driver.permissions.bash_tokens
 │   ├── EgressRuleError (ValueError)  copilot_driver.harness.sandbox.egress_rules
 │   ├── InputError (ValueError)       copilot_driver.action_inputs.names
-│   ├── WorkflowError (ValueError)    copilot_driver.adapters.core.workflow
+│   ├── OptionsError (ValueError)     copilot_driver.adapters.core.options
+│   │   └── WorkflowError             copilot_driver.adapters.core.workflow
 │   └── PathError (ValueError)        copilot_driver.adapters.tool_loop.sandbox
 ├── the driver's run: what ends a session early, mapped to an exit code by failures.py
 │   ├── StopRequestedError            copilot_driver.driver.stop

@@ -9,11 +9,13 @@ folder first on the import path, and the file would hide the package.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from copilot_driver import __version__
+from copilot_driver.command_line import CommandParser, refuse
+
+COMMAND = "copilot-driver-gh-aw"
 
 DEFAULT_PATH = Path(".github/drivers/copilot-driver.py")
 DRIVER_FILE = '''\
@@ -55,21 +57,60 @@ def write_driver_file(path: Path) -> None:
     path.write_text(DRIVER_FILE, encoding="utf-8")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m copilot_driver.gh_aw",
-        description="Write the driver file a gh-aw workflow names as its engine driver.",
+def path_problem(path: Path) -> str | None:
+    """Why the command would not write `path`, with the fix; None when it may.
+
+    Missing folders are made only below the current directory (`.github/drivers` in a
+    fresh checkout): elsewhere a missing folder is more likely a typing mistake than a
+    request to create folders from `/` down, as root may."""
+    if path.name == "copilot_driver.py":
+        return (
+            f"{path} would hide the package (Python puts the file's folder first on the "
+            "import path); name it anything else, e.g. .github/drivers/copilot-driver.py"
+        )
+    if path.is_dir():
+        return f"{path} is a folder; give the file's path, e.g. {path / DEFAULT_PATH.name}"
+    folder = path.parent
+    if folder.is_dir():
+        return None
+    existing = next(parent for parent in folder.parents if parent.is_dir()).resolve()
+    here = Path.cwd().resolve()
+    if here != Path("/") and (existing == here or here in existing.parents):
+        return None
+    return (
+        f"the folder {folder} does not exist; create it first (`mkdir -p {folder}`), or "
+        "give a path in an existing folder or below the current directory"
     )
-    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = CommandParser(
+        prog="python -m copilot_driver.gh_aw",
+        command=COMMAND,
+        description="Write the driver file a gh-aw workflow names as its engine driver. "
+        "Folders below the current directory are made as needed (`.github/drivers` in a "
+        "checkout); a path elsewhere needs its folder to exist.",
+    )
+    parser.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_PATH,
+        help=f"where to write it (default: {DEFAULT_PATH})",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = parser.parse_args(argv)
-    if args.path.name == "copilot_driver.py":
-        parser.error("name the file anything but copilot_driver.py: it would hide the package")
+    problem = path_problem(args.path)
+    if problem is not None:
+        return refuse(COMMAND, problem)
     try:
         write_driver_file(args.path)
     except OSError as error:
-        sys.stderr.write(f"copilot-driver gh-aw: error: cannot write {args.path}: {error}\n")
-        return 1
+        return refuse(
+            COMMAND,
+            f"cannot write {args.path} ({error.strerror or error}); give a path in a folder "
+            "you can write",
+        )
     sys.stdout.write(
         f"wrote {args.path}; in the workflow: engine: {{id: copilot, driver: {args.path}}}\n"
     )

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
 from copilot_driver.formatting import iso_utc, parse_iso
-from copilot_driver.vocabulary import Denial
+from copilot_driver.vocabulary import Denial, PolicyInForce
 
 # The runtime's event types that anything here reads or writes.
 SESSION_START = "session.start"
@@ -45,6 +45,9 @@ GUARD_TOOL_CALL_BUDGET_EXCEEDED = "guard.tool_call_budget_exceeded"
 # ... and for each denial: the policy's reason and the rule that would allow the
 # request (the runtime's `permission.completed` says only `denied-...`).
 POLICY_DENIAL = "policy.denial"
+# ... and, first in the file, the tool policy the run enforces (its rules, or that every
+# request is approved), so the file alone says what was allowed.
+POLICY_IN_FORCE = "policy.in_force"
 
 UNREPORTED_TYPES = frozenset(
     [
@@ -159,6 +162,11 @@ def budget_record(
 def denial_record(denial: Denial) -> EventRecord:
     """The policy's account of one denial; `allowRule` is null when no rule can allow it."""
     return make_record(POLICY_DENIAL, denial.record_data())
+
+
+def policy_record(policy: PolicyInForce) -> EventRecord:
+    """The policy the run enforces, as result.json's `policy` gives it."""
+    return make_record(POLICY_IN_FORCE, policy.to_json())
 
 
 def parse_line(line: str | bytes) -> dict[str, Any] | None:

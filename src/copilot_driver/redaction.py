@@ -35,9 +35,15 @@ And whatever the secrets:
   token`, `Basic realm`) and prose after the scheme are left alone, so
   ordinary logs about authorization are not mangled.
 
+A secret shorter than MIN_SUBSTRING_SECRET_CHARS (a connection token `1`, a
+provider key `none` for a local model server) is masked only where a whole value
+is exactly it (a JSON value, a whole line, as given or stripped): searched for as
+a substring it would punch masks into addresses, timestamps and words
+(`127.0.0.1`, `none (unrestricted)`). The driver says so at start.
+
 Not masked: other transformations (a secret split, reversed, re-encoded
-twice), base64 runs under MIN_BASE64_CHARS, and a cut fragment under
-MIN_FRAGMENT_CHARS characters.
+twice), base64 runs under MIN_BASE64_CHARS, a cut fragment under
+MIN_FRAGMENT_CHARS characters, and a short secret inside other text.
 
 Text is redacted by substring replacement. Structured data is redacted value
 by value (and key by key), so a secret that happens to be short can never
@@ -47,14 +53,34 @@ value on its own.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, unquote
 
-MASK = "***"
+from copilot_driver.secret_shapes import (
+    GITHUB_TOKEN,
+    MASK,
+    TO_URLSAFE,
+    mask_shaped,
+    shaped_secret_in,
+    stable_run,
+)
+
+__all__ = [
+    "GITHUB_TOKEN",
+    "MASK",
+    "MIN_BASE64_CHARS",
+    "MIN_FRAGMENT_CHARS",
+    "MIN_SUBSTRING_SECRET_CHARS",
+    "Redactor",
+    "base64_stable_parts",
+    "is_short_secret",
+    "mask_url_userinfo",
+    "url_userinfo_secrets",
+]
+
 
 MIN_BASE64_CHARS = 12
 """Shortest base64 run of a secret that is masked.
@@ -66,6 +92,9 @@ short to give 12 stable characters at an alignment (under about 10 bytes) is
 simply not masked in that base64 alignment; its raw forms still are.
 """
 
+MIN_SUBSTRING_SECRET_CHARS = 8
+"""Shorter secrets (stripped) are masked only as whole values, never inside text."""
+
 MIN_FRAGMENT_CHARS = 12
 """Shortest cut fragment (prefix at the end, suffix at the start of a value) masked.
 
@@ -75,18 +104,11 @@ to use. It is also the length of the probes `json_line` searches a whole line
 for, so the no-secret path costs a fixed number of substring searches.
 """
 
-_URLSAFE = str.maketrans("+/", "-_")
-
-GITHUB_TOKEN = re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")
-"""GitHub's token formats (personal, OAuth, user-to-server, server-to-server, refresh, and
-fine-grained personal tokens), masked wherever they appear, as GitHub's own log masking
-does: a token the process was never given (a tool's `printenv`, a model that repeats one)
-is masked all the same."""
-
-
-_URL_USERINFO = re.compile(r"^(\s*(?:[A-Za-z][A-Za-z0-9+.-]*://)?)([^/?#\s]*@)")
-"""The `user:password@` of a URL (its scheme optional), up to the last `@` before the
-path (Python's `urlsplit` and the WHATWG parser both take the last `@` as the separator)."""
+_URL_USERINFO = re.compile(r"^(\s*(?:[A-Za-z][A-Za-z0-9+.-]*://)?)(\S*@)")
+"""Everything of a URL (its scheme optional) before its last `@`: the `user:password@`
+part, taken wide on purpose. A password holding `/`, `?` or `#` unencoded
+(`https://u:ab+c/d==@host/v1`) ends the userinfo early for a URL parser, which then
+sees no credentials at all; masking up to the last `@` anywhere never writes it."""
 
 MIN_USERINFO_SECRET_CHARS = 6
 """Shorter userinfo parts (`u` in `https://u:KEY@host`) are not registered as secrets:
@@ -109,6 +131,11 @@ def url_userinfo_secrets(url: str) -> tuple[str, ...]:
     parts = [userinfo, *userinfo.split(":", 1)]
     forms = (form for part in parts for form in (part, unquote(part)))
     return tuple(dict.fromkeys(f for f in forms if len(f.strip()) >= MIN_USERINFO_SECRET_CHARS))
+
+
+def is_short_secret(secret: str) -> bool:
+    """Whether `secret` is masked only as a whole value (see MIN_SUBSTRING_SECRET_CHARS)."""
+    return 0 < len(secret.strip()) < MIN_SUBSTRING_SECRET_CHARS
 
 
 def _encodings(form: str) -> set[str]:
@@ -149,94 +176,8 @@ def base64_stable_parts(data: bytes) -> set[str]:
     that run; the characters around it mix in the neighbouring bytes.
     Runs shorter than MIN_BASE64_CHARS are left out.
     """
-    runs = (_stable_run(data, offset)[0] for offset in range(3))
+    runs = (stable_run(data, offset)[0] for offset in range(3))
     return {run for run in runs if len(run) >= MIN_BASE64_CHARS}
-
-
-def _stable_run(data: bytes, offset: int) -> tuple[str, int]:
-    """`data`'s stable base64 characters at byte `offset` of its first group, and how
-    many characters of that group come before them (see `base64_stable_parts`)."""
-    encoded = base64.b64encode(bytes(offset) + data).decode("ascii")
-    first = -(-8 * offset // 6)
-    return encoded[first : 8 * (offset + len(data)) // 6], first
-
-
-MIN_ENCODED_TOKEN_CHARS = 32
-"""Shortest base64 run searched for a GitHub token: a token has at least 24
-characters (a prefix and 20 more), 32 base64 characters at any alignment."""
-_TOKEN_BODY = re.compile(rb"[A-Za-z0-9]{20}")
-_PAT_BODY = re.compile(rb"[A-Za-z0-9_]{20}")
-_PREFIX_PROBES = tuple(
-    (*_stable_run(prefix, offset), offset + len(prefix), body)
-    for prefix, body in (
-        *((p.encode("ascii"), _TOKEN_BODY) for p in ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-        (b"github_pat_", _PAT_BODY),
-    )
-    for offset in range(3)
-)
-"""For each token prefix at each byte alignment: its stable base64 characters (the
-probe), how many characters of its first group precede them, the index of the
-token body's first byte counted from that group, and the body's pattern (as in
-GITHUB_TOKEN)."""
-_PROBE_FORMS = sorted(
-    {f for probe, *_ in _PREFIX_PROBES for f in (probe, probe.translate(_URLSAFE))}
-)
-_ENCODED_TOKEN_PROBES = tuple(
-    (head, tuple(form for form in _PROBE_FORMS if form.startswith(head)))
-    for head in sorted({form[:2] for form in _PROBE_FORMS})
-)
-"""The probes in either alphabet, grouped by their first two characters: a line
-without any of the few heads costs a few substring searches."""
-_BASE64_RUN = re.compile(rf"[A-Za-z0-9+/_-]{{{MIN_ENCODED_TOKEN_CHARS},}}={{0,2}}")
-_TO_STANDARD = str.maketrans("-_", "+/")
-
-
-def _mask_encoded_tokens(text: str) -> str:
-    """Every base64 run of `text` that encodes a GitHub token, masked whole."""
-    return _BASE64_RUN.sub(lambda run: MASK if _holds_token(run.group(0)) else run.group(0), text)
-
-
-def _holds_token(run: str) -> bool:
-    """Whether some token prefix's probe in `run` is followed by a token body.
-
-    A probe fixes where its base64 groups start, so decoding from there reads
-    the body at its own alignment, wherever the run starts or ends: a whole
-    blob, or a piece of one cut mid-group. Only the probes' neighbourhoods are
-    decoded (32 characters each), so a long run costs little.
-    """
-    chars = run.rstrip("=").translate(_TO_STANDARD)
-    for probe, first, body_byte, body in _PREFIX_PROBES:
-        at = chars.find(probe)
-        while at >= 0:
-            start = at - first + 4 * (body_byte // 3)  # the group of the body's first byte
-            if body.match(_decode_head(chars[start : start + 32]), body_byte % 3):
-                return True
-            at = chars.find(probe, at + 1)
-    return False
-
-
-def _decode_head(chars: str) -> bytes:
-    """The whole bytes `chars` (standard base64, a group boundary first) encode."""
-    usable = len(chars) - 1 if len(chars) % 4 == 1 else len(chars)
-    try:
-        return base64.b64decode(chars[:usable] + "=" * (-usable % 4), validate=True)
-    except ValueError:
-        return b""
-
-
-MIN_HEADER_CREDENTIAL_CHARS = 16
-"""Shortest Authorization header credential masked: 96 bits of base64, longer
-than the words that follow a scheme in prose."""
-_AUTHORIZATION_CREDENTIAL = re.compile(
-    # spelled as found_in looks for it; the scheme in any case
-    rf"((?:[Aa]uthorization|AUTHORIZATION):[ \t]*(?i:basic|bearer|token)[ \t]+)"
-    rf"[A-Za-z0-9._~+/-]{{{MIN_HEADER_CREDENTIAL_CHARS},}}=*"
-)
-
-
-def _mask_header_credentials(text: str) -> str:
-    """`text` with every Authorization header's credential masked, header kept."""
-    return _AUTHORIZATION_CREDENTIAL.sub(rf"\1{MASK}", text)
 
 
 def _common_window(part: str) -> str | None:
@@ -255,15 +196,19 @@ class Redactor:
         literals: set[str] = set()
         encoded: set[str] = set()
         probes: set[str] = set()
+        whole: set[str] = set()
         for secret in secrets:
             # A blank value is no secret (the configuration treats it as unset), and
             # masking runs of spaces would only mangle the output.
             if not secret.strip():
                 continue
+            if is_short_secret(secret):
+                whole.add(secret.strip())
+                continue
             for form in {secret, secret.strip()}:
                 literals |= _encodings(form)
                 for part in base64_stable_parts(_utf8(form)):
-                    urlsafe = part.translate(_URLSAFE)
+                    urlsafe = part.translate(TO_URLSAFE)
                     encoded |= {part, urlsafe}
                     # One probe finds the part in either alphabet when some window of
                     # it has neither "+" nor "/" (nearly always): fewer searches per line.
@@ -282,6 +227,20 @@ class Redactor:
             sorted(literal for literal in literals if len(literal) > MIN_FRAGMENT_CHARS)
         )
         self._probes = tuple(sorted(probes))
+        self._whole_values = frozenset(whole)
+        # A whole value inside a JSON line: the quoted string, JSON whitespace escapes
+        # or blanks around it (`"1"`, `" 1\\n"`), so a line holding it is walked.
+        around = r"(?:\s|\\[nrt])*"
+        self._quoted_whole = (
+            re.compile(
+                "|".join(
+                    f'"{around}{re.escape(json.dumps(value, ensure_ascii=False)[1:-1])}{around}"'
+                    for value in sorted(whole)
+                )
+            )
+            if whole
+            else None
+        )
 
     def found_in(self, text: str) -> bool:
         """Whether `text` may hold a secret; False means `text()` leaves it unchanged.
@@ -290,33 +249,25 @@ class Redactor:
         MIN_FRAGMENT_CHARS window that any occurrence or cut fragment contains:
         a fixed number of substring searches, whatever the secrets' lengths.
         """
+        if self._whole_values and text.strip() in self._whole_values:
+            return True
         # A plain loop: this runs on every events line, and any() over a generator
         # adds a measurable cost per probe.
         for probe in self._probes:
             if probe in text:
                 return True
-        if ("gh" in text or "github_pat_" in text) and GITHUB_TOKEN.search(text) is not None:
-            return True
-        if ("uthorization" in text or "UTHORIZATION" in text) and (
-            _AUTHORIZATION_CREDENTIAL.search(text) is not None
-        ):
-            return True
-        for head, probes in _ENCODED_TOKEN_PROBES:
-            if head in text:
-                for probe in probes:
-                    if probe in text:
-                        return _BASE64_RUN.search(text) is not None
-        return False
+        return shaped_secret_in(text)
 
     def text(self, text: str) -> str:
         """`text` with every secret form masked, and a fragment cut at either edge."""
         if not self.found_in(text):
             return text
+        if text.strip() in self._whole_values:
+            return MASK
         for needle in self._needles:
             if needle in text:
                 text = text.replace(needle, MASK)
-        text = _mask_encoded_tokens(self._mask_cut_fragments(text))
-        return GITHUB_TOKEN.sub(MASK, _mask_header_credentials(text))
+        return mask_shaped(self._mask_cut_fragments(text))
 
     def _mask_cut_fragments(self, text: str) -> str:
         head_end = 0  # text[:head_end] is the end of a secret
@@ -355,7 +306,9 @@ class Redactor:
         (`found_in`); the walk masks value by value.
         """
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
-        if self.found_in(line):
+        if self.found_in(line) or (
+            self._quoted_whole is not None and self._quoted_whole.search(line) is not None
+        ):
             line = json.dumps(
                 self.value(record), ensure_ascii=False, separators=(",", ":"), default=str
             )

@@ -8,6 +8,8 @@ and another reads them, so neither spells them alone.
                       line, the test kit and the benchmarks read them)
     *_FILE_NAME       the files of a session's folder
     RunResult         result.json: written by the driver, read by the report
+    PolicyInForce     the tool policy a run enforced: result.json, the events file's
+                      `policy.in_force` record, the report and the Action's outputs
     Denial            one denial, from the policy's decision to the log entry, the
                       `policy.denial` record and the report
 
@@ -103,6 +105,10 @@ class LogEvent(StrEnum):
     COMPATIBILITY = "compatibility"
     COMPATIBILITY_UNKNOWN = "compatibility.unknown"
     CONFIG_FALLBACK = "config.fallback"
+    CONFIG_UNKNOWN_VARIABLE = "config.unknown_variable"
+    """A variable that looks like a misspelt one the driver reads."""
+    SECRETS_SHORT = "secrets.short"
+    """A secret too short to mask inside text: masked only as a whole value."""
     PERMISSIONS_CONFIG = "permissions.config"
     PERMISSIONS_UNUSABLE_RULE = "permissions.unusable_rule"
     PERMISSIONS_GRANTS_CODE_EXECUTION = "permissions.grants_code_execution"
@@ -148,6 +154,8 @@ class RunResult:
     completion (spec 6.5). Not the events' span: it starts and ends elsewhere."""
     output: str = ""
     session_id: str | None = None
+    policy: PolicyInForce | None = None
+    """None when the driver stopped before it read a policy (a configuration error)."""
 
     @property
     def has_output(self) -> bool:
@@ -163,6 +171,7 @@ class RunResult:
             "sessionId": self.session_id,
             "error": self.error,
             "errorKind": self.error_kind,
+            "policy": self.policy.to_json() if self.policy else None,
         }
 
     @classmethod
@@ -178,6 +187,7 @@ class RunResult:
             duration_ms=_duration(value.get("durationMs")),
             output=_str(value, "output") or "",
             session_id=_str(value, "sessionId"),
+            policy=PolicyInForce.from_json(value.get("policy")),
         )
 
 
@@ -188,6 +198,52 @@ def read_result(events_file: Path) -> RunResult | None:
         return RunResult.from_json(json.loads(text))
     except (OSError, ValueError, RecursionError):
         return None
+
+
+@dataclass(frozen=True)
+class PolicyInForce:
+    """The tool policy a run enforced, as the audit trail names it: its `mode`
+    (`scoped`: only what a rule allows; `allow-all` and `unrestricted`: every request
+    approved but what a deny rule matches), the variable it came from (`source`), its
+    rules, and the start-up log's sentence for it."""
+
+    mode: str
+    source: str | None
+    """The variable the rules came from; None (JSON null) when no variable set any."""
+    allowed_tools: tuple[str, ...] = ()
+    denied_tools: tuple[str, ...] = ()
+    summary: str = ""
+
+    @property
+    def approves_everything(self) -> bool:
+        """Every request not denied by a deny rule is approved (no allowlist)."""
+        return self.mode != "scoped"
+
+    def to_json(self) -> dict[str, Any]:
+        """result.json's `policy` and the `policy.in_force` record's `data`."""
+        return {
+            "mode": self.mode,
+            "source": self.source,
+            "allowedTools": list(self.allowed_tools),
+            "deniedTools": list(self.denied_tools),
+            "summary": self.summary,
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> PolicyInForce | None:
+        """Read back; None when absent or when `mode` is not a string."""
+        if not isinstance(value, dict):
+            return None
+        mode, source = _str(value, "mode"), _str(value, "source")
+        if mode is None:
+            return None
+        return cls(
+            mode=mode,
+            source=source,
+            allowed_tools=_strings(value.get("allowedTools")),
+            denied_tools=_strings(value.get("deniedTools")),
+            summary=_str(value, "summary") or "",
+        )
 
 
 @dataclass(frozen=True)
@@ -240,6 +296,11 @@ class Denial:
 def _str(data: Mapping[str, Any], key: str) -> str | None:
     value = data.get(key)
     return value if isinstance(value, str) else None
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    """The strings of a JSON array (anything else in it left out); () if not an array."""
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 def _is_int(value: object) -> bool:

@@ -100,3 +100,50 @@ def test_a_driver_breaking_only_1_0_3_still_conforms_to_1_0_2(
     reports: dict[str, dict[str, Any]], name: str
 ) -> None:
     assert reports[name]["verdicts"] == {"1.0.2": "conforming", "1.0.3": "not conforming"}
+
+
+def _kit_with_driver(driver: str, reports: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(ROOT / "compliance"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--driver",
+            driver,
+            "--report-dir",
+            str(reports),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("driver", "said"),
+    [
+        ("/nonexistent", "/nonexistent does not exist; give the driver's command"),
+        ("{readme}", "is not executable (`chmod +x "),
+        (f"{sys.executable} /nonexistent/driver.py", "/nonexistent/driver.py does not exist"),
+        ("no-such-driver-program --x", "`no-such-driver-program` is not on PATH"),
+        ("'unclosed", "cannot be read as a command (No closing quotation)"),
+    ],
+)
+def test_a_driver_that_cannot_start_is_one_usage_error_and_no_verdict(
+    tmp_path: Path, driver: str, said: str
+) -> None:
+    """Not 30 tracebacks and a "not conforming" verdict: pytest's usage status (4)."""
+    done = _kit_with_driver(driver.format(readme=ROOT / "README.md"), tmp_path)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("ERROR: --driver ")
+    assert said in lines[0]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not (tmp_path / "compliance-report.json").exists()

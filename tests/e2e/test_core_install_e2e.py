@@ -118,6 +118,6 @@ def test_the_adapters_without_their_extra_name_the_install_command(tmp_path: Pat
     assert ended.returncode == 2, ended.stderr
     assert ended.stdout == ""
     assert ended.stderr == (
-        "copilot-driver adapters: error: the adapters need PyYAML, httpx-sse, which the "
-        "driver alone does not install: pip install 'copilot-driver[adapters]'\n"
+        "[copilot-driver-adapters] error: the adapters need PyYAML, httpx-sse, which the "
+        "driver alone does not install; pip install 'copilot-driver[adapters]'\n"
     )

@@ -147,7 +147,7 @@ def test_plain_turn_prints_the_answer_and_leaves_an_audit_trail(driver: DriverRu
 
     events = _assert_events_file_is_valid(run)
     types = [event["type"] for event in events]
-    assert types[0] == "session.start"
+    assert types[:2] == ["policy.in_force", "session.start"]
     assert "user.message" in types
     assert "assistant.message" in types
     assert run.result() == {
@@ -158,6 +158,7 @@ def test_plain_turn_prints_the_answer_and_leaves_an_audit_trail(driver: DriverRu
         "sessionId": session_id,
         "error": None,
         "errorKind": None,
+        "policy": events[0]["data"],
     }
 
 

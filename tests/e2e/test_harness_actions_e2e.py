@@ -60,7 +60,11 @@ OUTPUT_NAMES = [
     "events-file",
     "denials",
     "premium-requests",
+    "policy-mode",
+    "policy",
 ]
+POLICY = "1 rule: shell(git:*) (from GH_AW_COPILOT_SDK_SERVER_ARGS)"
+"""The policy in force in these runs: HarnessHarness's sidecar arguments allow git."""
 
 
 @dataclass
@@ -138,6 +142,15 @@ def test_a_success_with_a_denial(actions: ActionsHarness) -> None:
     assert run.outputs["events-file"] == str(session / "events.jsonl")
     assert run.outputs["denials"] == "1"
     assert run.outputs["premium-requests"] == "0"
+    # The policy the driver enforced, as result.json names it, and said last on stderr.
+    assert run.outputs["policy-mode"] == "scoped"
+    assert run.outputs["policy"] == POLICY
+    result = json.loads((session / "result.json").read_text())
+    assert result["policy"]["summary"] == POLICY
+    harness_lines = [
+        line for line in run.completed.stderr.splitlines() if line.startswith("[copilot-driver")
+    ]
+    assert harness_lines[-1] == f"[copilot-driver-harness] tool policy in force: {POLICY}"
     # The token is masked before anything else; the log is one group; no error.
     assert run.commands[0].startswith("::add-mask::")
     assert run.commands[1] == "::group::Copilot driver log (try 1)"
@@ -185,13 +198,48 @@ def test_a_configuration_error_before_any_session(actions: ActionsHarness) -> No
     assert run.outputs["exit-code"] == "2"
     assert run.outputs["error-kind"] == "config"
     assert run.outputs["session-id"] == run.outputs["events-file"] == ""
+    assert run.outputs["policy-mode"] == run.outputs["policy"] == ""  # no driver read one
     ((title, message),) = run.annotations("error")
     assert title == "The run's configuration is invalid"
-    assert "GH_AW_PROMPT file does not exist" in message
-    assert "--help" in message
+    said = f"GH_AW_PROMPT names {actions.tmp / 'missing.md'}, which does not exist"
+    assert said in message
+    assert "how to fix" not in message  # the line names its fix
+    errors = [line for line in run.completed.stderr.splitlines() if " error: " in line]
+    assert errors == [f"[copilot-driver-harness] error: {message.removeprefix('error: ')}"]
     assert "## Copilot run failed: The run's configuration is invalid" in run.summary
-    assert "GH\\_AW\\_PROMPT file does not exist" in run.summary
+    assert not actions.state.exists()  # found before the sidecar: nothing started
+    assert actions.model.requests == []
     actions.assert_no_orphans()
+
+
+def test_every_problem_is_one_error_line_and_one_annotation_names_their_number(
+    actions: ActionsHarness,
+) -> None:
+    (actions.tmp / "prompt.md").write_text("  \n")
+    run = actions.step("--allow-domain", "*.pypi.org", COPILOT_MODEL="", timeout=30)
+
+    assert run.completed.returncode == 2
+    errors = [line for line in run.completed.stderr.splitlines() if " error: " in line]
+    prefix = "[copilot-driver-harness] error: "
+    assert len(errors) == 3, run.completed.stderr
+    assert errors[0].startswith(f"{prefix}--allow-domain '*.pypi.org' is a wildcard")
+    assert errors[0].endswith(
+        "--allow-domain pypi.org (it allows pypi.org and every name under "
+        "it; no rule allows the subdomains alone)"
+    )
+    assert errors[1] == (
+        f"{prefix}GH_AW_PROMPT names {actions.tmp / 'prompt.md'}, which holds only white "
+        "space: write the task into it"
+    )
+    assert errors[2] == (
+        f"{prefix}COPILOT_MODEL is set but blank: set it to the model name (e.g. gpt-5-mini)"
+    )
+    assert run.outputs["error-kind"] == "config"  # the first problem's
+    ((title, message),) = run.annotations("error")
+    assert title == "3 problems stop the run before it starts"
+    assert message.count("error: ") == 3
+    assert not actions.state.exists()
+    assert actions.model.requests == []
 
 
 def test_a_sidecar_that_cannot_start(actions: ActionsHarness) -> None:

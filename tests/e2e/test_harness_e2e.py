@@ -391,7 +391,15 @@ def test_on_a_terminal_the_status_line_shows_each_phase_and_is_cleared_before_th
     assert "[copilot]" in shown
     assert "starting the Copilot CLI sidecar" in shown
     assert re.search(r"model round \d", shown) or "waiting for the model" in shown
-    assert shown.endswith("\r\x1b[K")  # cleared: nothing of it is left beside the answer
+    # Cleared before the run's account: nothing of it is left beside the answer, and the
+    # account's last line (the policy in force) stands alone.
+    last_drawn = shown.rindex("[copilot] ")
+    assert "\r\x1b[K" in shown[last_drawn:]
+    account = shown[last_drawn:].rsplit("\r\x1b[K", 1)[1]
+    assert account == (
+        "[copilot-driver-harness] tool policy in force: 1 rule: shell(git:*) "
+        "(from GH_AW_COPILOT_SDK_SERVER_ARGS)\r\n"
+    )
 
 
 def test_outside_a_terminal_or_in_ci_no_status_line_is_drawn(harness: HarnessHarness) -> None:

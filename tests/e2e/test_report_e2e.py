@@ -20,10 +20,11 @@ from copilot_driver.report import (
     render_step_summary,
     sandbox_record,
 )
-from copilot_driver.report.markdown import cell
+from copilot_driver.report.markdown import prose
 from copilot_driver.report.summary import duration
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
 from copilot_driver.testing.fixtures import DriverRunner
+from helpers.markdown_render import rendered_text
 from helpers.report_samples import CHART_HEADER, mermaid_block, sandbox_session
 
 pytestmark = pytest.mark.e2e
@@ -90,11 +91,14 @@ def test_the_report_of_a_real_run_shows_usage_the_denial_and_the_exit_code(
 
     text = _report(folder)
     assert "  exit code    0\n" in text
+    assert "\n  policy       1 allow rule (from GH_AW_COPILOT_SDK_SERVER_ARGS): only what" in text
+    assert "\n                 allow  shell(git:*)\n" in text
     assert "DENIED shell(rm victim.txt)" in text
     assert "approved shell(git --version)" in text
     assert "denied-interactively-by-user" not in text
     flat_text = " ".join(text.split())
-    assert f"denied: {reason}; allow with `shell(rm victim.txt)`" in flat_text
+    assert f"denied: {reason}; the rule that would allow it: shell(rm victim.txt)" in flat_text
+    assert "\n                shell(rm victim.txt)\n" in text  # a line of its own, to copy
     assert "  usage        gpt-4.1: 3 requests; tokens: " in text
     assert "  premium      0 requests" in text
     assert "  format       report v2" in text
@@ -102,10 +106,11 @@ def test_the_report_of_a_real_run_shows_usage_the_denial_and_the_exit_code(
 
     markdown = _report(folder, "--format", "markdown")
     assert "| Exit code | 0 |" in markdown
+    assert "| Policy | 1 allow rule (from GH\\_AW\\_COPILOT\\_SDK\\_SERVER\\_ARGS): " in markdown
     assert "| gpt-4.1 | 3 | " in markdown
-    assert f"- shell(rm victim.txt): denied: {cell(reason)}; allow with `shell(rm victim.txt)`" in (
-        markdown
-    )
+    listed = f"- shell(rm victim.txt): denied: {prose(reason)}; allow with `shell(rm victim.txt)`"
+    assert listed in markdown
+    assert "`" not in rendered_text(markdown).split("### Denied", 1)[-1].split("Final answer")[0]
     assert "<sub>report v2." in markdown
     assert len(mermaid_block(markdown)) == CHART_HEADER + 1 + 2  # the header, one section, two bars
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -463,7 +464,13 @@ def test_the_command_line_exits_1_at_the_round_cap_and_2_on_a_bad_block(
         env=cli_env,
     )
     assert bad.returncode == 2
-    assert "tool-loop.max_round: unknown field" in bad.stderr
+    assert bad.stderr.splitlines() == [
+        f"[copilot-driver-adapters] error: {tmp_path / 'bad.md'}: tool-loop.max_round: unknown "
+        "field (known: api_key_env, base_url, max_rounds, max_tokens, max_tool_result_chars, "
+        "model, request_timeout_ms, request_usage, system_prompt, temperature)",
+        f"[copilot-driver-adapters] error: {tmp_path / 'bad.md'}: tool-loop: base_url "
+        "'ftp://example.com': only http:// and https:// URLs are allowed",
+    ]
 
 
 def test_the_command_line_masks_secret_looking_values_and_url_userinfo(
@@ -487,5 +494,39 @@ def test_the_command_line_masks_secret_looking_values_and_url_userinfo(
     keyed = _cli(workspace, _workflow(tmp_path / "keyed.md", with_key), "say", env=cli_env)
 
     assert keyed.returncode == 2, keyed.stderr
-    assert "must not carry credentials (name the key's variable in api_key_env)" in keyed.stderr
+    [error] = keyed.stderr.splitlines()
+    assert error.startswith("[copilot-driver-adapters] error: ")
+    assert error.endswith("must not carry credentials (name the key's variable in api_key_env)")
     assert url_key not in keyed.stdout + keyed.stderr
+
+
+def test_the_command_line_logs_no_http_request_lines_unless_asked_for_debug(
+    server: ScriptedModelServer, workspace: Path, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """httpx logs every request at INFO (`httpx INFO: HTTP Request: POST ...`): noise at
+    the default level, shown with --log-level debug."""
+    look = calls_then_reply("LOOK", (ToolCall("list_directory", {}),), "Looked.")
+    server.script = look
+    workflow = _workflow(tmp_path / "WORKFLOW.md", server.base_url)
+
+    default = _cli(workspace, workflow, "LOOK around", env=cli_env)
+
+    assert default.returncode == 0, default.stderr
+    assert len(server.chat_requests()) == 2  # two model calls, each an httpx request
+    assert "httpx" not in default.stderr
+    assert "HTTP Request" not in default.stderr
+    assert "copilot_driver.adapters INFO: turn 1 of session tool-loop-" in default.stderr
+
+    server.script = look  # from its first reply again
+    debug = subprocess.run(
+        [sys.executable, "-m", "copilot_driver.adapters", "run", "--kind", "tool-loop",
+         "--workspace", str(workspace), "--workflow", str(workflow),
+         "--prompt", "LOOK again", "--log-level", "debug"],
+        env={**cli_env, "PYTHONPATH": os.pathsep.join(sys.path)},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+    assert debug.returncode == 0, debug.stderr
+    requests = [line for line in debug.stderr.splitlines() if "HTTP Request: POST" in line]
+    assert len(requests) == 2
+    assert all(line.startswith("httpx INFO: ") for line in requests)

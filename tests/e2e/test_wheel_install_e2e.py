@@ -248,20 +248,29 @@ def test_the_demo_runs_from_the_wheel_with_copilot_on_path(
     assert "--- exit status: 0 ---" in demo.stdout
     assert "notes.txt still there: True" in demo.stdout
     assert "permission.denied" in demo.stderr
-    # It ends with what to try next, the report's command on the session it made.
+    # It ends with what to try next: the report on the session it made, and the demo
+    # again with the rule the log suggested, each by a path that works pasted into a
+    # shell whose PATH lacks the virtualenv's bin.
     session = next((tmp_path / "demo-output" / "session-state").iterdir())
-    assert f"copilot-driver-report {session} --format markdown" in demo.stdout
-    report = _run(
-        [installed.bin("copilot-driver-report"), str(session), "--format", "markdown"],
-        env,
-        tmp_path,
+    report_line, allow_line = [
+        line.strip()
+        for line in demo.stdout.split("--- try next ---", 1)[1].splitlines()
+        if line.startswith("    ")
+    ][:2]
+    assert report_line == (
+        f"{installed.bin('copilot-driver-report')} "
+        f"demo-output/session-state/{session.name} --format markdown"
     )
+    assert allow_line == (
+        'DEMO_ALLOW=\'["shell(ls:*)", "read", "shell(rm notes.txt)"]\' '
+        f"{installed.bin('python')} -m copilot_driver.testing.demo"
+    )
+    shell = {**env, "PATH": installed.path.replace(str(installed.venv / "bin"), "/nonexistent")}
+    report = _run(["bash", "-c", report_line], shell, tmp_path)
     assert report.returncode == 0, report.stderr
     assert "rm notes.txt" in report.stdout
 
-    allowed = {**env, "DEMO_ALLOW": "shell(ls:*) shell(rm:*) read"}
-    allowed["DEMO_OUTPUT"] = str(tmp_path / "demo-allowed")
-    again = _run([installed.bin("python"), "-m", "copilot_driver.testing.demo"], allowed, tmp_path)
+    again = _run(["bash", "-c", allow_line], {**shell, "DEMO_OUTPUT": "demo-allowed"}, tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "notes.txt still there: False" in again.stdout, "the policy let the rm through"
 
@@ -292,7 +301,9 @@ def test_the_demo_runs_on_a_github_token_and_shows_what_github_was_sent(
         tmp_path,
     )
     assert wrong.returncode == 2
-    assert "DEMO_AUTH='tokens': give `provider`" in wrong.stderr
+    assert wrong.stderr.startswith(
+        "[copilot-driver-demo] error: DEMO_AUTH='tokens' is not a choice; give `provider`"
+    )
 
 
 @pytest.fixture

@@ -499,7 +499,7 @@ def test_a_full_file_system_keeps_whole_lines_and_says_so(
     if limit:
         # The first batch, written before the disk filled up, is kept.
         assert events, "nothing kept of what was written before the disk filled up"
-        assert events[0]["type"] == "session.start"
+        assert [event["type"] for event in events[:2]] == ["policy.in_force", "session.start"]
         (result_file,) = state_dir.rglob("result.json")
         assert json.loads(result_file.read_text())["exitCode"] == 1
     else:

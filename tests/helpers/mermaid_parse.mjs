@@ -16,31 +16,10 @@
 // MERMAID_NODE_MODULES explicitly.
 
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
 
-function fail(code, message) {
-  process.stderr.write(`mermaid_parse: ${message}\n`);
-  process.exit(code);
-}
+import { commandLine } from "./mermaid_node.mjs";
 
-const modules = process.env.MERMAID_NODE_MODULES;
-const files = process.argv.slice(2);
-if (!modules || files.length === 0) {
-  fail(2, "usage: MERMAID_NODE_MODULES=DIR node mermaid_parse.mjs FILE...");
-}
-const require = createRequire(path.join(path.resolve(modules), "resolve-from-here.js"));
-
-async function load(name) {
-  let resolved;
-  try {
-    resolved = require.resolve(name);
-  } catch (error) {
-    fail(2, `${name} is not installed in ${modules}: ${error.message}`);
-  }
-  return import(pathToFileURL(resolved).href);
-}
+const { files, fail, load } = commandLine("mermaid_parse");
 
 const { JSDOM } = await load("jsdom");
 const dom = new JSDOM("<!doctype html><html><body></body></html>");

@@ -88,7 +88,12 @@ def table_rows(markdown: str, header: str) -> list[str]:
 
 POLICY_DENIAL_SESSION = DATA / "session-policy-denial"
 """events.jsonl and result.json of a real run: `git --version` allowed, `rm victim.txt`
-denied by `shell(git:*)`, the driver's `policy.denial` record beside the runtime's."""
+denied by `shell(git:*)`, the driver's `policy.denial` record beside the runtime's (a
+driver from before the `policy.in_force` record)."""
+POLICY_IN_FORCE_SESSION = DATA / "session-policy-in-force"
+"""A real run of the driver under GH_AW_COPILOT_SDK_PERMISSIONS (`write`, `shell(rm old.txt)`,
+`shell(git:*)`): `create` adds new.txt, a shell `rm` removes old.txt, `rm victim.txt` is
+denied; the answer has blank lines. Paths under /WORKSPACE-ROOT."""
 POLICY_REASON = "`rm victim.txt` matches no shell rule"
 
 
@@ -167,6 +172,14 @@ def mermaid_parse(tmp_path: Path, *charts: list[str]) -> subprocess.CompletedPro
     """Each chart (its lines, fences excluded) through Mermaid's parser; one JSON line per
     accepted chart on stdout. Skips without node or Mermaid (`make test` installs it),
     but fails under CI (`CI=true`)."""
+    return run_mermaid_script(MERMAID_SCRIPT, tmp_path, charts)
+
+
+def run_mermaid_script(
+    script: Path, tmp_path: Path, charts: tuple[list[str], ...]
+) -> subprocess.CompletedProcess[str]:
+    """`node SCRIPT FILE...` on Mermaid's install, a file per chart (its lines, fences
+    excluded). Skips without node or Mermaid, but fails under CI (`CI=true`)."""
     node = shutil.which("node")
     if node is None or not (MERMAID_MODULES / "mermaid" / "package.json").is_file():
         message = f"node and Mermaid in {MERMAID_MODULES} (installed by `make test`) are required"
@@ -175,15 +188,15 @@ def mermaid_parse(tmp_path: Path, *charts: list[str]) -> subprocess.CompletedPro
         pytest.skip(message)
     files = []
     for number, chart in enumerate(charts):
-        path = tmp_path / f"chart-{number}.mmd"
+        path = tmp_path / f"{script.stem}-{number}.mmd"
         path.write_text("\n".join(chart) + "\n", encoding="utf-8")
         files.append(str(path))
     return subprocess.run(
-        [node, str(MERMAID_SCRIPT), *files],
+        [node, str(script), *files],
         env={**os.environ, "MERMAID_NODE_MODULES": str(MERMAID_MODULES)},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
         check=False,
     )
 

@@ -13,7 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from copilot_driver.sdk_loading import DEFAULT_CACHE_DIR
 from copilot_driver.testing.fixtures import missing_component
 
 RELEASES_DIR = Path(__file__).parents[2] / ".cache" / "sdk-releases"
@@ -39,17 +38,12 @@ def release_environment(version: str, base: dict[str, str] | None = None) -> dic
     return env
 
 
-def build_release_cache(version: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> str:
-    """`python -m copilot_driver.sdk_loading build` for release `version`: its output."""
+def build_release_cache(version: str, cache_dir: Path | None = None) -> str:
+    """`python -m copilot_driver.sdk_loading build` for release `version` (into the
+    user's cache folder unless `cache_dir` is given): its output."""
+    folder = [] if cache_dir is None else ["--cache-dir", str(cache_dir)]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "copilot_driver.sdk_loading",
-            "build",
-            "--cache-dir",
-            str(cache_dir),
-        ],
+        [sys.executable, "-m", "copilot_driver.sdk_loading", "build", *folder],
         env=release_environment(version),
         capture_output=True,
         text=True,

@@ -68,14 +68,26 @@ def driver(tmp: Path, says: list[str], **variables: str) -> Run:
 
 
 def harness(tmp: Path, says: list[str], *args: str, **variables: str) -> Run:
-    """`python -m copilot_driver.harness` with a minimal environment (no copilot on PATH)."""
+    """`python -m copilot_driver.harness` with a minimal environment that has all it
+    needs but a Copilot CLI (no copilot on PATH): the harness says every problem at
+    once, so one mistake is one error line only when nothing else is missing."""
     empty = tmp / "empty-bin"
     empty.mkdir(exist_ok=True)
+    bwrap = shutil.which("bwrap")
+    if bwrap is not None and not (empty / "bwrap").exists():
+        (empty / "bwrap").symlink_to(bwrap)  # the sandbox's one program, and no copilot
+    prompt = tmp / "harness-prompt.md"
+    prompt.write_text("Say hello.\n", encoding="utf-8")
+    workspace = tmp / "workspace"  # not the folder of empty-bin: the harness trusts no
+    workspace.mkdir(exist_ok=True)  # program in the workspace
     env = {
+        "GITHUB_WORKSPACE": str(workspace),
         "PATH": str(empty),
         "HOME": str(tmp),
         "PYTHONPATH": str(SRC),
         "COPILOT_GITHUB_TOKEN": GITHUB_TOKEN,
+        "COPILOT_MODEL": "gpt-5-mini",
+        "GH_AW_PROMPT": str(prompt),
     }
     argv = [sys.executable, "-m", "copilot_driver.harness", *args]
     return Run(argv, {**env, **variables}, says)
@@ -355,8 +367,8 @@ def harness_given_two_prompt_files(tmp: Path) -> Run:
     return harness(
         tmp,
         [
-            "unrecognized arguments: b.md: give one PROMPT_FILE at most",
-            "a driver command after `--`",
+            "[copilot-driver-harness] error: unexpected argument 'b.md': give one PROMPT_FILE "
+            "at most, and a driver command after `--`",
         ],
         "a.md",
         "b.md",
@@ -474,9 +486,8 @@ def test_the_harness_help_shows_its_forms_and_main_variables(tmp_path: Path) -> 
     ended = _run(run.argv, run.env, tmp_path)
     assert ended.returncode == 0, ended.stderr
     usage = ended.stdout
-    assert usage.startswith(
-        "usage: copilot-driver-harness [OPTIONS] [PROMPT_FILE] [-- DRIVER [ARG ...]]\n"
-    )
+    assert usage.startswith("usage: copilot-driver-harness [--copilot PATH] [--port PORT] ")
+    assert " [PROMPT_FILE] [-- DRIVER [ARG ...]]\n" in usage
     assert "copilot-driver-harness prompt.md\n" in usage
     assert "copilot-driver-harness prompt.md -- python3 .github/drivers/copilot-driver.py" in usage
     for name in ("GH_AW_PROMPT", "COPILOT_MODEL", "COPILOT_GITHUB_TOKEN", "COPILOT_CLI_PATH"):
@@ -503,10 +514,12 @@ def test_the_adapters_answer_help_without_their_extra(tmp_path: Path, asked: lis
 # -- the harness, given what the driver said and what the CLI refused ------------------------
 
 
-def test_a_configuration_error_is_said_once_with_its_fix(tmp_path: Path) -> None:
-    """`copilot-driver-harness prompt.md` reaches the driver with GH_AW_PROMPT set to it:
-    the driver's only complaint is the model left out (the stand-in sidecar never
-    answers), said once, then the harness's fix."""
+def test_a_configuration_error_the_harness_finds_is_said_once_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    """`copilot-driver-harness prompt.md` with the model left out: the harness finds it
+    before the sidecar starts (the stand-in sidecar would never answer; a sidecar log
+    would show it started), says it once in the driver's words, and starts nothing."""
     (tmp_path / "prompt.md").write_text("Say hello.\n", encoding="utf-8")
     run = harness(
         tmp_path,
@@ -517,14 +530,40 @@ def test_a_configuration_error_is_said_once_with_its_fix(tmp_path: Path) -> None
         COPILOT_CLI_PATH=str(_stand_in_cli(tmp_path)),
         GH_AW_SESSION_STATE_BASE_DIR=str(tmp_path / "state"),
     )
+    del run.env["COPILOT_MODEL"]
     ended = _run(run.argv, run.env, tmp_path)
     assert ended.returncode == 2, ended.stderr
-    said = [line for line in ended.stderr.splitlines() if "COPILOT_MODEL is not set" in line]
-    assert said == [
-        "[copilot-sdk-driver] error: COPILOT_MODEL is not set: set it to the model name "
+    errors = [line for line in ended.stderr.splitlines() if " error: " in line]
+    assert errors == [
+        "[copilot-driver-harness] error: COPILOT_MODEL is not set: set it to the model name "
         "(e.g. gpt-5-mini)"
     ], ended.stderr
-    assert "variables named above" not in ended.stderr
+    assert "how to fix" not in ended.stderr  # the line names its fix
+    assert not (tmp_path / "state").exists()
+    assert GITHUB_TOKEN not in ended.stderr + ended.stdout
+
+
+def test_a_configuration_error_only_the_driver_finds_is_said_once_with_its_fix(
+    tmp_path: Path,
+) -> None:
+    """A provider URL without a scheme is the driver's to read: it refuses it (the
+    stand-in sidecar never answers), said once, then the harness's fix."""
+    (tmp_path / "prompt.md").write_text("Say hello.\n", encoding="utf-8")
+    run = harness(
+        tmp_path,
+        [],
+        "prompt.md",
+        "--sandbox",
+        "off",
+        COPILOT_CLI_PATH=str(_stand_in_cli(tmp_path)),
+        COPILOT_PROVIDER_BASE_URL="models.example/v1",
+        GH_AW_SESSION_STATE_BASE_DIR=str(tmp_path / "state"),
+    )
+    ended = _run(run.argv, run.env, tmp_path)
+    assert ended.returncode == 2, ended.stderr
+    said = [line for line in ended.stderr.splitlines() if " error: " in line]
+    assert len(said) == 1, ended.stderr
+    assert said[0].startswith("[copilot-sdk-driver] error: COPILOT_PROVIDER_BASE_URL "), said
     assert "GH_AW_PROMPT" not in ended.stderr
     assert GITHUB_TOKEN not in ended.stderr + ended.stdout
     assert ended.stderr.rstrip("\n").endswith(

@@ -26,12 +26,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copilot_driver import env as variables
-from copilot_driver.action_inputs.harness_args import harness_arguments, read_sandbox
+from copilot_driver.action_inputs.harness_args import harness_arguments, read_host, read_sandbox
 from copilot_driver.action_inputs.names import INPUT_VARIABLES, InputError
 from copilot_driver.action_inputs.policy import build_policy
 from copilot_driver.action_inputs.prompt import prompt_path
 from copilot_driver.action_inputs.yaml_list import parse_rule_list
 from copilot_driver.github_action import main
+from copilot_driver.harness.sandbox.egress_rules import EgressRuleError, parse_rule
 from copilot_driver.permissions.config import parse_explicit
 from copilot_driver.workflow_commands import outputs_block
 from helpers.actions_runner import (
@@ -56,6 +57,8 @@ HARNESS_OUTPUTS = (
     "events-file",
     "denials",
     "premium-requests",
+    "policy-mode",
+    "policy",
 )
 
 
@@ -96,7 +99,7 @@ def test_the_action_is_a_composite_action_with_documented_inputs() -> None:
 
 def test_every_run_step_is_strict_bash_and_takes_its_inputs_through_env() -> None:
     run_steps = [s for s in STEPS if "run" in s]
-    assert len(run_steps) == 6
+    assert len(run_steps) == 5
     for s in run_steps:
         assert s["shell"] == "bash", s["id"]
         assert s["run"].startswith("set -euo pipefail\n"), s["id"]
@@ -107,7 +110,9 @@ def test_every_run_step_is_strict_bash_and_takes_its_inputs_through_env() -> Non
 
 def test_every_expression_names_a_declared_input_or_an_earlier_step() -> None:
     expressions = EXPRESSION.findall(ACTION_FILE.read_text())
-    named_inputs = {name for e in expressions for name in re.findall(r"\binputs\.([\w-]+)", e)}
+    named_inputs = {
+        name for e in expressions for name in re.findall(r"(?<![\w.-])inputs\.([\w-]+)", e)
+    }
     assert named_inputs == set(ACTION["inputs"])  # each declared input is used, none invented
     seen: set[str] = set()
     for s in STEPS:
@@ -131,11 +136,12 @@ def test_every_output_is_the_harness_steps_output_of_the_same_name() -> None:
 def test_the_harness_step_sets_the_variables_the_driver_reads() -> None:
     harness = step("harness")
     env = harness["env"]
-    assert env[variables.PROMPT.name] == "${{ steps.prompt.outputs.file }}"
-    assert env[variables.PERMISSIONS.name] == "${{ steps.policy.outputs.permissions }}"
-    assert env[variables.SESSION_STATE_BASE_DIR.name].startswith("${{ steps.prompt.outputs.run-dir")
+    assert env[variables.PROMPT.name] == "${{ steps.read-inputs.outputs.file }}"
+    assert env[variables.PERMISSIONS.name] == "${{ steps.read-inputs.outputs.permissions }}"
+    state = env[variables.SESSION_STATE_BASE_DIR.name]
+    assert state.startswith("${{ steps.read-inputs.outputs.run-dir")
     script = harness["run"]
-    assert env["HARNESS_ARGS"] == "${{ steps.policy.outputs.harness-args }}"
+    assert env["HARNESS_ARGS"] == "${{ steps.read-inputs.outputs.harness-args }}"
     assert '"$HARNESS" "${harness_args[@]}"' in script
     for variable in (
         "COPILOT_GITHUB_TOKEN",
@@ -149,8 +155,24 @@ def test_the_harness_step_sets_the_variables_the_driver_reads() -> None:
 
 def test_the_sandbox_step_runs_after_the_inputs_are_read_and_before_the_cli() -> None:
     ids = [s.get("id") for s in STEPS]
-    assert ids.index("policy") < ids.index("sandbox") < ids.index("cli-cache")
-    assert step("sandbox")["env"] == {"SANDBOX": "${{ steps.policy.outputs.sandbox }}"}
+    assert ids.index("read-inputs") < ids.index("sandbox") < ids.index("cli-cache")
+    assert step("sandbox")["env"] == {"SANDBOX": "${{ steps.read-inputs.outputs.sandbox }}"}
+
+
+def test_the_inputs_step_reads_every_input_the_later_steps_take() -> None:
+    """Every input but `python` (the install step's own) reaches the step that reads
+    them all at once, before anything is installed."""
+    given = {
+        name: value
+        for name, value in step("read-inputs")["env"].items()
+        if name.startswith("COPILOT_ACTION_")
+    }
+    assert given == {
+        variable: f"${{{{ inputs.{name} }}}}" for name, variable in INPUT_VARIABLES.items()
+    }
+    assert set(INPUT_VARIABLES) == set(ACTION["inputs"]) - {"python"}
+    ids = [s.get("id") for s in STEPS]
+    assert ids.index("install") < ids.index("read-inputs") < ids.index("sandbox")
 
 
 def test_the_uses_steps_are_pinned_and_the_artifact_is_kept_always() -> None:
@@ -160,7 +182,7 @@ def test_the_uses_steps_are_pinned_and_the_artifact_is_kept_always() -> None:
     assert upload["uses"] == "actions/upload-artifact@v4"
     assert upload["if"].startswith("always()")
     assert "${{ github.job }}" in upload["with"]["name"]
-    assert "${{ steps.prompt.outputs.run-id }}" in upload["with"]["name"]  # unique per use
+    assert "${{ steps.read-inputs.outputs.run-id }}" in upload["with"]["name"]  # unique per use
     key = step("cli-cache")["with"]["key"]
     assert "${{ runner.os }}" in key
     assert "${{ inputs.copilot-version }}" in key
@@ -311,7 +333,11 @@ def test_anything_else_is_refused_naming_the_input_the_line_and_a_valid_list(
     message = str(raised.value)
     assert problem in message
     assert message.startswith("denied-tools, line ")
-    assert "denied-tools: |\n    - shell(git status:*)\n    - read" in message
+    assert (
+        "write `denied-tools: |` and below it one rule per line after `- `, e.g. "
+        "`- shell(git status:*)` and `- read`"
+    ) in message
+    assert "\n" not in message
 
 
 def test_a_long_line_is_shown_shortened() -> None:
@@ -486,38 +512,86 @@ def test_the_lists_become_one_argument_each_in_order() -> None:
 
 
 BAD_HOSTS = [
-    ("https://pypi.org", "without its scheme"),
-    ("pypi.org/simple", "without a path"),
-    ("*.pythonhosted.org", "already allows its subdomains, write - pythonhosted.org"),
-    ("pypi.org:", "port must be a number from 1 to 65535"),
-    ("pypi.org:0", "port must be a number from 1 to 65535"),
-    ("pypi.org:65536", "port must be a number from 1 to 65535"),
-    ("pypi.org:443:1", "port must be a number"),
-    ("pypi.org:https", "port must be a number"),
-    ("-pypi.org", "write a host name"),
-    ("pypi-.org", "write a host name"),
-    ("pypi..org", "write a host name"),
-    (".pypi.org", "write a host name"),
-    ("pypi.org.", "write a host name"),
-    ("pypi org", "write a host name"),
-    ("user@pypi.org", "write a host name"),
-    ("$(touch pwned)", "write a host name"),
-    ("[::1]:443", "write a host name"),
-    ("a" * 64 + ".org", "write a host name"),
-    (".".join(["a" * 63] * 4) + ".org", "write a host name"),
+    ("https://pypi.org", "is a URL: give the host (and :port) alone", "`- pypi.org`"),
+    ("https://pypi.org:8443/simple", "is a URL", "`- pypi.org:8443`"),
+    ("pypi.org/simple", "holds a path", "`- pypi.org`"),
+    ("*.pythonhosted.org", "is a wildcard", "already covers every subdomain: `- pythonhosted.org`"),
+    (".pypi.org", "is a wildcard", "`- pypi.org`"),
+    ("*", "is a wildcard", "name each host the tools need: `- pypi.org`"),
+    ("pypi.org:", "has no valid port (1-65535)", "`- pypi.org:443` or `- pypi.org`"),
+    ("pypi.org:0", "has no valid port (1-65535)", "`- pypi.org:443` or `- pypi.org`"),
+    ("pypi.org:65536", "has no valid port (1-65535)", "`- pypi.org`"),
+    ("pypi.org:https", "has no valid port (1-65535)", "`- pypi.org`"),
+    ("pypi.org:443:1", "is not a host name or IP address", "`- pypi.org`"),
+    ("user@pypi.org", "holds a user name", "`- pypi.org`"),
+    ("-pypi.org", "is not a host name or IP address", "give HOST or HOST:PORT"),
+    ("pypi-.org", "is not a host name or IP address", "give HOST or HOST:PORT"),
+    ("pypi..org", "is not a host name or IP address", "give HOST or HOST:PORT"),
+    ("pypi org", "is not a host name or IP address", "give HOST or HOST:PORT"),
+    ("$(touch pwned)", "is not a host name or IP address", "give HOST or HOST:PORT"),
+    ("127.1", "is not a host name or IP address", "give HOST or HOST:PORT"),
+    ("a" * 64 + ".org", "is not a host name or IP address", "give HOST or HOST:PORT"),
+    (".".join(["a" * 63] * 4) + ".org", "is not a host name or IP address", "give HOST"),
 ]
 
 
-@pytest.mark.parametrize(("host", "fix"), BAD_HOSTS)
-def test_a_bad_host_is_refused_on_one_line_naming_the_input_and_the_fix(
-    host: str, fix: str
+@pytest.mark.parametrize(("host", "what", "fix"), BAD_HOSTS)
+def test_a_bad_host_is_refused_on_one_line_naming_the_input_and_the_fix_as_an_item(
+    host: str, what: str, fix: str
 ) -> None:
     with pytest.raises(InputError) as raised:
         harness_arguments("true", f"- pypi.org\n- '{host}'", "")
     message = str(raised.value)
-    assert message.startswith(f"allowed-domains: {json.dumps(host[:60])} is not a host")
+    assert message.startswith(f"allowed-domains: {json.dumps(host[:60])} {what}")
     assert fix in message
+    assert "--allow-domain" not in message  # the fix as the input is written, not the option
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("host", ["*.pypi.org", "pypi.org: 443", "*"])
+def test_an_item_yaml_would_misread_gets_the_inputs_own_fix_never_quote_it(host: str) -> None:
+    """Unquoted, `*.pypi.org` is a YAML alias and `pypi.org: 443` a mapping: the advice is
+    the host's own fix (quoting them would only meet the next refusal), the same as for
+    the quoted item."""
+    with pytest.raises(InputError) as unquoted:
+        harness_arguments("true", f"- {host}", "")
+    with pytest.raises(InputError) as quoted:
+        harness_arguments("true", f"- '{host}'", "")
+    assert str(unquoted.value) == str(quoted.value)
+    assert "quote it" not in str(unquoted.value)
+
+
+def test_the_action_takes_the_hosts_the_harness_takes() -> None:
+    assert harness_arguments("true", "- pypi.org.\n- '[::1]:443'\n- 10.0.0.2", "")[2:] == [
+        "--allow-domain",
+        "pypi.org.",
+        "--allow-domain",
+        "[::1]:443",
+        "--allow-domain",
+        "10.0.0.2",
+    ]
+
+
+@given(st.text(max_size=40))
+def test_a_host_is_taken_exactly_when_the_harness_takes_it_and_no_advice_is_refused(
+    text: str,
+) -> None:
+    """The Action's reader and `--allow-domain` agree on every value, and every rule a
+    refusal suggests is one both take (no advice leads to another refusal)."""
+    try:
+        parse_rule(text)
+        harness_takes = True
+    except EgressRuleError as error:
+        harness_takes = False
+        for rule in error.instead:
+            parse_rule(rule)
+            read_host(rule)
+    try:
+        read_host(text)
+        action_takes = True
+    except InputError:
+        action_takes = False
+    assert action_takes == harness_takes
 
 
 @pytest.mark.parametrize(
@@ -537,8 +611,8 @@ def test_a_bad_variable_name_is_refused_on_one_line_naming_the_input_and_the_fix
 @pytest.mark.parametrize(
     ("input_name", "text", "example"),
     [
-        ("allowed-domains", "[pypi.org]", "allowed-domains: |\n    - pypi.org\n"),
-        ("pass-env", "NPM_TOKEN", "pass-env: |\n    - NPM_TOKEN"),
+        ("allowed-domains", "[pypi.org]", "write `allowed-domains: |` and below it one host"),
+        ("pass-env", "NPM_TOKEN", "write `pass-env: |` and below it one variable name"),
     ],
 )
 def test_the_lists_are_read_by_the_strict_reader_with_their_own_example(
@@ -560,7 +634,7 @@ def block_list(items: list[str]) -> str:
 
 @given(
     hosts=st.lists(
-        st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?(\.[a-z]{2,6}){0,3}", fullmatch=True),
+        st.from_regex(r"[a-z]([a-z0-9-]{0,10}[a-z0-9])?(\.[a-z]{2,6}){0,3}", fullmatch=True),
         max_size=4,
     ),
     ports=st.lists(st.integers(1, 65535), max_size=4),
@@ -641,7 +715,7 @@ def test_errors_exit_2_with_an_annotation_under_actions(
     assert captured.err.startswith("[copilot-driver-action] error: allowed-tools, line 1")
     (annotation,) = [line for line in captured.err.splitlines() if line.startswith("::error")]
     assert "allowed-tools, line 1" in annotation
-    assert "%0A" in annotation  # the whole message, on one line
+    assert len(captured.err.splitlines()) == 2  # the error line, and the same as an annotation
     assert main(["policy", "--github-output", "x"], {"COPILOT_ACTION_ALLOW_ALL": "true"}) == 2
     assert "needs GITHUB_OUTPUT" in capsys.readouterr().err
     assert main(["prompt", "--dir", str(tmp_path)], {}) == 2
@@ -694,31 +768,33 @@ def write_script(path: Path, body: str) -> Path:
 INSTALLED = {"install": {"python": sys.executable, "harness": "/nonexistent"}}
 
 
-def test_the_prompt_and_policy_steps_write_their_outputs(runner: FakeRunner) -> None:
+TOKEN_INPUT = {"copilot-token": "github_pat_" + "x" * 30}
+
+
+def test_the_inputs_step_writes_every_output(runner: FakeRunner) -> None:
     run = runner.run(
         ACTION,
-        {"prompt": "Hello\nthere", "model": "m", "allowed-tools": "- read\n"},
-        only={"prompt", "policy"},
+        {"prompt": "Hello\nthere", "model": "m", "allowed-tools": "- read\n", **TOKEN_INPUT},
+        only={"read-inputs"},
         steps=INSTALLED,
     )
     assert run.failed is None, [(s.id, s.stderr) for s in run.steps]
-    prompt = run.step("prompt").outputs
-    run_dir = Path(prompt["run-dir"])
+    outputs = run.step("read-inputs").outputs
+    run_dir = Path(outputs["run-dir"])
     assert run_dir.parent == runner.temp / "copilot-driver"
-    assert run_dir.name == f"run-{prompt['run-id']}"
-    assert Path(prompt["file"]) == run_dir / "prompt.md"
-    assert Path(prompt["file"]).read_text() == "Hello\nthere"
-    policy = run.step("policy").outputs
-    assert json.loads(policy["permissions"]) == {
+    assert run_dir.name == f"run-{outputs['run-id']}"
+    assert Path(outputs["file"]) == run_dir / "prompt.md"
+    assert Path(outputs["file"]).read_text() == "Hello\nthere"
+    assert json.loads(outputs["permissions"]) == {
         "allowAllTools": False,
         "allowedTools": ["read"],
         "deniedTools": [],
     }
-    assert policy["sandbox"] == "true"  # the default
-    assert policy["harness-args"] == "--sandbox\nworkspace"
+    assert outputs["sandbox"] == "true"  # the default
+    assert outputs["harness-args"] == "--sandbox\nworkspace"
 
 
-def test_the_policy_step_writes_the_sandbox_and_the_harness_arguments(
+def test_the_inputs_step_writes_the_sandbox_and_the_harness_arguments(
     runner: FakeRunner,
 ) -> None:
     inputs = {
@@ -728,10 +804,11 @@ def test_the_policy_step_writes_the_sandbox_and_the_harness_arguments(
         "sandbox": "False",
         "allowed-domains": "- pypi.org\n- files.pythonhosted.org\n",
         "pass-env": "- NPM_TOKEN",
+        **TOKEN_INPUT,
     }
-    run = runner.run(ACTION, inputs, only={"prompt", "policy"}, steps=INSTALLED)
+    run = runner.run(ACTION, inputs, only={"read-inputs"}, steps=INSTALLED)
     assert run.failed is None, [(s.id, s.stderr) for s in run.steps]
-    outputs = run.step("policy").outputs
+    outputs = run.step("read-inputs").outputs
     assert outputs["sandbox"] == "false"
     assert outputs["harness-args"].split("\n") == [
         "--sandbox",
@@ -745,39 +822,87 @@ def test_the_policy_step_writes_the_sandbox_and_the_harness_arguments(
     ]
 
 
+VALID = {"prompt": "a", "model": "m", "allowed-tools": "- read", **TOKEN_INPUT}
+
+
 @pytest.mark.parametrize(
-    ("inputs", "failing", "message"),
+    ("inputs", "message"),
     [
-        ({"allowed-tools": "- read", "prompt": "a", "prompt-file": "b"}, "prompt", "both"),
-        ({"allowed-tools": "- read"}, "prompt", "neither"),
-        ({"prompt": "a"}, "policy", "allowed-tools is empty"),
-        ({"prompt": "a", "allowed-tools": "- 'x"}, "policy", "unclosed quote"),
-        ({"prompt": "a", "allowed-tools": "- read", "denied-tools": "- `id`"}, "policy", "denied"),
-        ({"prompt": "a", "allowed-tools": "- read", "sandbox": "on"}, "policy", "sandbox must"),
-        ({"prompt": "a", "allowed-tools": "- read", "sandbox": ""}, "policy", "sandbox must"),
-        (
-            {"prompt": "a", "allowed-tools": "- read", "allowed-domains": "- $(touch pwned)"},
-            "policy",
-            'allowed-domains: "$(touch pwned)" is not a host',
-        ),
-        (
-            {"prompt": "a", "allowed-tools": "- read", "pass-env": "- '`touch pwned`'"},
-            "policy",
-            'pass-env: "`touch pwned`" is not an environment variable name',
-        ),
+        ({"prompt-file": "b"}, "both"),
+        ({"prompt": ""}, "neither"),
+        ({"allowed-tools": ""}, "allowed-tools is empty"),
+        ({"allowed-tools": "- 'x"}, "unclosed quote"),
+        ({"denied-tools": "- `id`"}, "denied"),
+        ({"sandbox": "on"}, "sandbox must"),
+        ({"sandbox": ""}, "sandbox must"),
+        ({"allowed-domains": "- $(touch pwned)"}, 'allowed-domains: "$(touch pwned)" is not a'),
+        ({"pass-env": "- '`touch pwned`'"}, 'pass-env: "`touch pwned`" is not an environment'),
+        ({"model": ""}, "model is empty and the job sets no COPILOT_MODEL"),
+        ({"copilot-version": "latest"}, "copilot-version must be an npm version"),
+        ({"copilot-version": "1.0.102; touch pwned"}, "copilot-version must be an npm version"),
+        ({"timeout-minutes": "$(touch pwned)"}, "timeout-minutes must be a number of minutes"),
+        ({"max-tool-denials": "0"}, "max-tool-denials must be a whole number from 1"),
+        ({"working-directory": "nowhere"}, 'working-directory "nowhere" is not a folder'),
+        ({"copilot-token": ""}, "no credential for the Copilot CLI: copilot-token is empty"),
+        ({"copilot-token": "ghp_" + "x" * 36}, "the copilot-token input is a classic"),
     ],
 )
-def test_an_unreadable_input_stops_the_action_at_its_step(
-    runner: FakeRunner, inputs: dict[str, str], failing: str, message: str
+def test_an_unusable_input_stops_the_action_at_the_inputs_step(
+    runner: FakeRunner, inputs: dict[str, str], message: str
 ) -> None:
-    run = runner.run(ACTION, {"model": "m", **inputs}, only={"prompt", "policy"}, steps=INSTALLED)
+    run = runner.run(ACTION, {**VALID, **inputs}, only={"read-inputs", "sandbox"}, steps=INSTALLED)
     failed = run.failed
     assert failed is not None
-    assert (failed.id, failed.returncode) == (failing, 2)
-    assert message in failed.stderr
+    assert (failed.id, failed.returncode) == ("read-inputs", 2)
+    (line,) = [line for line in failed.stderr.splitlines() if not line.startswith("::")]
+    assert line.startswith("[copilot-driver-action] error: ")
+    assert message in line
     assert "::error title=copilot-driver action input::" in failed.stderr
-    assert not run.ran("policy") or "harness-args" not in run.step("policy").outputs
+    assert "permissions" not in failed.outputs
+    assert not run.ran("sandbox")
     assert not list(runner.workspace.rglob("pwned"))
+
+
+def test_every_unusable_input_is_said_at_once(runner: FakeRunner) -> None:
+    """Each input's problem on its own line, in the order of the inputs, each with its
+    fix as the workflow writes it; nothing else runs."""
+    inputs = {
+        "prompt": "",
+        "model": "",
+        "allowed-tools": "- *",
+        "sandbox": "maybe",
+        "allowed-domains": "- *.pypi.org",
+        "pass-env": "- A-B",
+        "copilot-version": "latest",
+        "timeout-minutes": "ten",
+        "max-tool-denials": "none",
+        "working-directory": "nowhere",
+        "copilot-token": "",
+    }
+    run = runner.run(ACTION, inputs, only={"read-inputs", "sandbox"}, steps=INSTALLED)
+    failed = run.failed
+    assert failed is not None
+    assert (failed.id, failed.returncode) == ("read-inputs", 2)
+    lines = [line for line in failed.stderr.splitlines() if not line.startswith("::")]
+    said = [line.removeprefix("[copilot-driver-action] error: ") for line in lines]
+    assert [text.split(" ", 1)[0] for text in said] == [
+        "set",  # prompt / prompt-file
+        "allowed-tools:",
+        "sandbox",
+        "allowed-domains:",
+        "pass-env:",
+        "model",
+        "copilot-version",
+        "timeout-minutes",
+        "max-tool-denials",
+        "working-directory",
+        "no",  # the credential
+    ]
+    assert "leave allowed-tools empty and set `allow-all: true`" in said[1]
+    assert "`- pypi.org`" in said[3]
+    annotations = [line for line in failed.stderr.splitlines() if line.startswith("::error")]
+    assert len(annotations) == len(lines)
+    assert not run.ran("sandbox")
 
 
 INJECTIONS = ("$(touch pwned)", "`touch pwned`", '"; touch pwned; "', "'; touch pwned; '")
@@ -787,26 +912,48 @@ INJECTIONS = ("$(touch pwned)", "`touch pwned`", '"; touch pwned; "', "'; touch 
 def test_input_text_is_never_run_as_shell(
     runner: FakeRunner, recording_harness: Path, tmp_path: Path, text: str
 ) -> None:
+    """Text in every input: what the inputs step takes reaches the harness as it is
+    (the prompt, the rules, the model, the token); nothing of it runs as shell."""
     runner.job_env.update(RECORD=str(tmp_path / "record.json"))
+    quoted = f"- '{text.replace(chr(39), chr(39) * 2)}'"
     inputs = {
         "prompt": text,
-        "allowed-tools": f"- '{text.replace(chr(39), chr(39) * 2)}'",
-        "denied-tools": f"- '{text.replace(chr(39), chr(39) * 2)}'",
+        "allowed-tools": quoted,
+        "denied-tools": quoted,
         "model": text,
-        "copilot-token": text,
-        "timeout-minutes": text,
-        "max-tool-denials": text,
+        "copilot-token": "github_pat_" + text,
     }
     steps = harness_steps(recording_harness)
     steps["install"]["python"] = sys.executable
-    del steps["policy"], steps["prompt"]
-    run = runner.run(ACTION, inputs, only={"prompt", "policy", "harness"}, steps=steps)
+    del steps["read-inputs"]
+    run = runner.run(ACTION, inputs, only={"read-inputs", "harness"}, steps=steps)
     assert run.failed is None, [(s.id, s.stderr) for s in run.steps]
     assert not list(runner.workspace.rglob("pwned"))
     env = json.loads((tmp_path / "record.json").read_text())["env"]
     assert env["COPILOT_MODEL"] == text
     assert Path(env["GH_AW_PROMPT"]).read_text() == text
     assert json.loads(env["GH_AW_COPILOT_SDK_PERMISSIONS"])["deniedTools"] == [text]
+
+
+@pytest.mark.parametrize("text", INJECTIONS)
+def test_input_text_the_inputs_step_refuses_is_never_run_as_shell_either(
+    runner: FakeRunner, text: str
+) -> None:
+    inputs = {
+        **VALID,
+        "timeout-minutes": text,
+        "max-tool-denials": text,
+        "copilot-version": text,
+        "working-directory": text,
+        "sandbox": text,
+        "allowed-domains": f"- '{text.replace(chr(39), chr(39) * 2)}'",
+    }
+    run = runner.run(ACTION, inputs, only={"read-inputs"}, steps=INSTALLED)
+    failed = run.failed
+    assert failed is not None
+    assert failed.id == "read-inputs"
+    assert len([line for line in failed.stderr.splitlines() if " error: " in line]) == 6
+    assert not list(runner.workspace.rglob("pwned"))
 
 
 def test_the_cli_step_uses_the_cache_and_installs_only_on_a_miss(
@@ -893,8 +1040,12 @@ def harness_steps(
     return {
         "install": {"harness": str(harness)},
         "cli": {"path": "/opt/copilot"},
-        "prompt": {"file": "/tmp/prompt.md", "run-dir": "/tmp/run-x"},
-        "policy": {"permissions": permissions, "harness-args": harness_args},
+        "read-inputs": {
+            "file": "/tmp/prompt.md",
+            "run-dir": "/tmp/run-x",
+            "permissions": permissions,
+            "harness-args": harness_args,
+        },
     }
 
 
@@ -1053,7 +1204,10 @@ class StandInHost:
 
     def run(self, sandbox: str = "true") -> tuple[StepRun, list[str]]:
         run = self.runner.run(
-            self.action, {"model": "m"}, only={"sandbox"}, steps={"policy": {"sandbox": sandbox}}
+            self.action,
+            {"model": "m"},
+            only={"sandbox"},
+            steps={"read-inputs": {"sandbox": sandbox}},
         )
         calls = self.calls.read_text().splitlines() if self.calls.exists() else []
         return run.step("sandbox"), calls
@@ -1139,3 +1293,55 @@ def test_the_stand_in_runner_evaluates_only_property_lookups() -> None:
         evaluate("${{ format('{0}', inputs.a) }}", context)
     with pytest.raises(KeyError):
         evaluate("${{ inputs.b }}", context)
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["bogus"],
+            "[copilot-driver-action] error: argument command: invalid choice: 'bogus' (choose "
+            "from 'inputs', 'policy', 'sandbox', 'harness-args', 'prompt') (`python -m "
+            "copilot_driver.github_action --help` lists the options)",
+        ),
+        (
+            ["inputs"],
+            "[copilot-driver-action] error: the following arguments are required: --dir "
+            "(`python -m copilot_driver.github_action inputs --help` lists the options)",
+        ),
+    ],
+)
+def test_a_usage_error_is_one_line_in_the_shared_form(
+    args: list[str], line: str, tmp_path: Path
+) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "copilot_driver.github_action", *args],
+        env={"PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (completed.returncode, completed.stderr, completed.stdout) == (2, line + "\n", "")
+
+
+@pytest.mark.parametrize(
+    "given", ["- https://pypi.org/simple", "- *.pypi.org", "- pypi.org/simple"]
+)
+def test_the_host_an_inputs_error_names_is_taken_when_pasted(
+    runner: FakeRunner, given: str
+) -> None:
+    refused = runner.run(
+        ACTION, {**VALID, "allowed-domains": given}, only={"read-inputs"}, steps=INSTALLED
+    )
+    failed = refused.failed
+    assert failed is not None
+    (line,) = [line for line in failed.stderr.splitlines() if " error: " in line]
+    pasted = re.findall(r"`(- [^`]+)`", line)[0]
+    assert pasted == "- pypi.org"
+    taken = runner.run(
+        ACTION, {**VALID, "allowed-domains": pasted}, only={"read-inputs"}, steps=INSTALLED
+    )
+    assert taken.failed is None, taken.step("read-inputs").stderr
+    args = taken.step("read-inputs").outputs["harness-args"].split("\n")
+    assert args[2:] == ["--allow-domain", "pypi.org"]

@@ -11,15 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from copilot_driver.redaction import (
     MASK,
     MIN_BASE64_CHARS,
     MIN_FRAGMENT_CHARS,
+    MIN_SUBSTRING_SECRET_CHARS,
     Redactor,
     base64_stable_parts,
+    is_short_secret,
+    mask_url_userinfo,
+    url_userinfo_secrets,
 )
 
 SECRET = "tok-RED-4e2b77"
@@ -53,15 +57,15 @@ def test_text_without_secret_is_unchanged() -> None:
 
 
 def test_text_masks_several_secrets() -> None:
-    redactor = Redactor(["alpha-1", "beta-2"])
-    assert redactor.text("alpha-1/beta-2/gamma") == "***/***/gamma"
+    redactor = Redactor(["alpha-one-1", "beta-two-2"])
+    assert redactor.text("alpha-one-1/beta-two-2/gamma") == "***/***/gamma"
 
 
 def test_longest_secret_is_masked_first() -> None:
-    # "abc" is contained in "abcdef": the longer one must be masked whole.
-    for secrets in (["abc", "abcdef"], ["abcdef", "abc"]):
+    # "abcdefgh" is contained in "abcdefghijk": the longer one must be masked whole.
+    for secrets in (["abcdefgh", "abcdefghijk"], ["abcdefghijk", "abcdefgh"]):
         redactor = Redactor(secrets)
-        assert redactor.text("x abcdef y abc z") == "x *** y *** z"
+        assert redactor.text("x abcdefghijk y abcdefgh z") == "x *** y *** z"
 
 
 @pytest.mark.parametrize("secrets", [[], [""], ["", ""], ("",)])
@@ -106,7 +110,9 @@ def test_found_in_false_means_text_leaves_it_unchanged() -> None:
         assert redactor.text(text) == text
 
 
-@pytest.mark.parametrize("secret", ['a"b', "a\\b", "pässwörd", "tab\there", "日本"])
+@pytest.mark.parametrize(
+    "secret", ['quote"d-in', "back\\slash", "pässwörd", "tab\there-x", "日本語のパスワード"]
+)
 def test_found_in_recognises_json_escaped_forms(secret: str) -> None:
     redactor = Redactor([secret])
     for ensure_ascii in (True, False):
@@ -165,7 +171,8 @@ def test_json_line_masks_a_secret() -> None:
 
 
 @pytest.mark.parametrize(
-    "secret", ['q"uote', "back\\slash", "ünïcødé", "new\nline", "ctl\x01x", 'mix"\\é']
+    "secret",
+    ['q"uote-123', "back\\slash", "ünïcødé-x", "new\nline", "ctl\x01x-long", 'mix"\\é-1234'],
 )
 def test_json_line_masks_secrets_that_need_escaping(secret: str) -> None:
     redactor = Redactor([secret])
@@ -176,10 +183,79 @@ def test_json_line_masks_secrets_that_need_escaping(secret: str) -> None:
     assert json.dumps(secret, ensure_ascii=True)[1:-1] not in line
 
 
-def test_json_line_short_secret_in_keys_keeps_json_valid() -> None:
-    redactor = Redactor(["ab"])
-    line = redactor.json_line({"table": {"label": "ab", "cab": ["abab"]}})
-    assert json.loads(line) == {"t***le": {"l***el": "***", "c***": ["******"]}}
+def test_json_line_secret_in_keys_keeps_json_valid() -> None:
+    redactor = Redactor(["abcdefgh"])
+    line = redactor.json_line({"xabcdefghx": {"label": "abcdefgh", "c": ["abcdefghabcdefgh"]}})
+    assert json.loads(line) == {"x***x": {"label": "***", "c": ["******"]}}
+
+
+# -- short secrets: whole values only -----------------------------------------------
+
+
+@pytest.mark.parametrize("secret", ["1", "none", "abc1234", " x \n"])
+def test_a_short_secret_is_masked_only_as_a_whole_value(secret: str) -> None:
+    assert is_short_secret(secret)
+    redactor = Redactor([secret])
+    stripped = secret.strip()
+    for text in (secret, stripped, f"  {stripped}\n"):
+        assert redactor.found_in(text)
+        assert redactor.text(text) == MASK
+    for text in (
+        f"127.0.0.{stripped}",
+        f"tool permissions: {stripped} (unrestricted)",
+        "2026-11-28T11:53:03Z",
+    ):
+        assert redactor.text(text) == text
+    record = {"key": stripped, "list": [f" {stripped} ", f"a {stripped} b"], stripped: 1}
+    assert redactor.value(record) == {"key": MASK, "list": [MASK, f"a {stripped} b"], MASK: 1}
+    assert json.loads(redactor.json_line(record)) == redactor.value(record)
+
+
+def test_short_secrets_leave_addresses_and_timestamps_whole() -> None:
+    # The demo's connection token `1` and a local model server's key `none`.
+    redactor = Redactor(["1", "none"])
+    line = '{"time":"2026-11-28T11:53:03.123Z","sdkUri":"127.0.0.1:4321","mode":"none (x)"}'
+    assert redactor.json_line(json.loads(line)) == line
+    assert redactor.text("tool permissions: none (unrestricted)") == (
+        "tool permissions: none (unrestricted)"
+    )
+
+
+@given(st.text(min_size=1, max_size=7).filter(lambda s: s.strip() != ""), st.text(), st.text())
+def test_a_short_secret_never_changes_other_text(secret: str, before: str, after: str) -> None:
+    text = before + secret + after
+    assume(text.strip() != secret.strip())
+    assert Redactor([secret]).text(text) == text
+
+
+def test_the_short_secret_threshold_is_eight() -> None:
+    assert MIN_SUBSTRING_SECRET_CHARS == 8
+    assert is_short_secret("1234567")
+    assert not is_short_secret("12345678")
+    assert not is_short_secret("   ")
+
+
+# -- URLs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://u:KEY-123456@host/v1", "https://***@host/v1"),
+        ("https://u:ab+c/d==@host/v1", "https://***@host/v1"),
+        ("https://u:a?b#c@host:8443/v1", "https://***@host:8443/v1"),
+        ("http://host/v1", "http://host/v1"),
+        ("user@host/v1", "***@host/v1"),
+    ],
+)
+def test_everything_before_the_last_at_of_a_url_is_masked(url: str, shown: str) -> None:
+    assert mask_url_userinfo(url) == shown
+
+
+def test_a_key_holding_a_slash_in_a_url_is_a_secret() -> None:
+    secrets = url_userinfo_secrets("https://u:ab+c/d==@host/v1")
+    assert "ab+c/d==" in secrets
+    assert "ab+c/d==" not in Redactor(secrets).text("error: ab+c/d== refused")
 
 
 def test_json_line_default_str_for_other_objects() -> None:
@@ -199,7 +275,10 @@ def test_json_line_masks_secrets_inside_non_json_objects() -> None:
 
 # Secrets hold no "*" (masking around a secret that contains the mask could spell it
 # again) and are not blank (a blank value is no secret: the Redactor ignores it).
-secret_text = st.text(min_size=1).filter(lambda s: "*" not in s and s.strip() != "")
+# Shorter secrets are masked only as whole values (tested above).
+secret_text = st.text(min_size=8).filter(
+    lambda s: "*" not in s and len(s.strip()) >= MIN_SUBSTRING_SECRET_CHARS
+)
 
 
 @given(st.lists(secret_text, min_size=1, max_size=3), st.text(), st.text())
@@ -228,7 +307,7 @@ _plain = st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters='
 
 
 @given(
-    st.text(_plain, min_size=1).filter(str.strip),  # a blank value is never a secret
+    st.text(_plain, min_size=8).filter(lambda s: len(s.strip()) >= MIN_SUBSTRING_SECRET_CHARS),
     st.text(_plain),
     st.text(_plain),
 )

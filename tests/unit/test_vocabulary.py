@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 
 from copilot_driver import records, vocabulary
@@ -45,6 +46,9 @@ def test_a_written_result_reads_back_the_same(tmp_path: Path) -> None:
         duration_ms=1234,
         output="half an answer",
         session_id="s-1",
+        policy=vocabulary.PolicyInForce(
+            "scoped", "GH_AW_COPILOT_SDK_PERMISSIONS", ("read",), ("shell(rm:*)",), "1 rule: read"
+        ),
     )
     text = json.dumps(written.to_json())
 
@@ -56,8 +60,32 @@ def test_a_written_result_reads_back_the_same(tmp_path: Path) -> None:
         "sessionId",
         "error",
         "errorKind",
+        "policy",
     ]
+    assert json.loads(text)["policy"] == {
+        "mode": "scoped",
+        "source": "GH_AW_COPILOT_SDK_PERMISSIONS",
+        "allowedTools": ["read"],
+        "deniedTools": ["shell(rm:*)"],
+        "summary": "1 rule: read",
+    }
     assert RunResult.from_json(json.loads(text)) == written
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, [], "scoped", {"mode": 1, "source": "x"}, {"source": "X"}],
+)
+def test_a_policy_that_cannot_be_read_is_not_given(value: object) -> None:
+    assert vocabulary.PolicyInForce.from_json(value) is None
+
+
+def test_a_policy_reads_back_tolerantly() -> None:
+    read = vocabulary.PolicyInForce.from_json(
+        {"mode": "unrestricted", "source": None, "allowedTools": ["a", 1], "deniedTools": "x"}
+    )
+    assert read == vocabulary.PolicyInForce("unrestricted", None, ("a",), (), "")
+    assert read.approves_everything
 
 
 def test_result_fields_of_the_wrong_type_are_missing() -> None:

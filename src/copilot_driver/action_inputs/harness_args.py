@@ -3,7 +3,10 @@ arguments. Pure.
 
 Every value is checked to be a host or a variable name, so none holds a line
 break (action.yml reads the arguments one per line), and the sandbox mode is
-always given: a mistyped value never turns the sandbox off.
+always given: a mistyped value never turns the sandbox off. A host is read by
+the harness's own rule reader (`egress_rules.parse_rule`), so the action takes
+exactly what `--allow-domain` takes, and a refusal names the same fix, written
+as the input's list item (`- pypi.org`) instead of the option.
 """
 
 from __future__ import annotations
@@ -22,11 +25,6 @@ from copilot_driver.action_inputs.names import (
 )
 from copilot_driver.action_inputs.yaml_list import parse_rule_list
 
-_HOST_LABEL = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
-_HOST = re.compile(rf"{_HOST_LABEL}(?:\.{_HOST_LABEL})*")
-_PORT = re.compile(r"[1-9][0-9]{0,4}")
-_MAX_HOST_CHARS = 253
-_MAX_PORT = 65535
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -44,24 +42,19 @@ def read_sandbox(raw: str) -> bool:
 
 
 def read_host(entry: str) -> str:
-    """A host or host:port for `--allow-domain`; raises InputError naming the fix."""
-    shown = json.dumps(entry[:SHOWN_CHARS], ensure_ascii=False)
-    problem = f"{ALLOWED_DOMAINS}: {shown} is not a host or host:port"
-    if "://" in entry:
-        raise InputError(f"{problem}: write the host without its scheme, e.g. - pypi.org")
-    if "/" in entry:
-        raise InputError(f"{problem}: write the host without a path, e.g. - pypi.org")
-    if entry.startswith("*."):
-        raise InputError(f"{problem}: a host already allows its subdomains, write - {entry[2:]}")
-    host, colon, port = entry.partition(":")
-    if not _HOST.fullmatch(host) or len(host) > _MAX_HOST_CHARS:
+    """A host or host:port for `--allow-domain`, as written; raises InputError naming the
+    fix as an item of the input."""
+    # Imported here: only this reader needs the harness's package.
+    from copilot_driver.harness.sandbox.egress_rules import EgressRuleError, parse_rule
+
+    try:
+        parse_rule(entry)
+    except EgressRuleError as error:
+        shown = json.dumps(entry[:SHOWN_CHARS], ensure_ascii=False)
         raise InputError(
-            f"{problem}: write a host name or IPv4 address (letters, digits, - and .), "
-            "optionally :PORT, e.g. - pypi.org or - registry.example.com:8443"
-        )
-    if colon and not (_PORT.fullmatch(port) and int(port) <= _MAX_PORT):
-        raise InputError(f"{problem}: the port must be a number from 1 to {_MAX_PORT}")
-    return entry
+            error.said(f"{ALLOWED_DOMAINS}: {shown}", lambda rule: f"`- {rule}`")
+        ) from None
+    return entry.strip()
 
 
 def read_env_name(entry: str) -> str:
@@ -71,7 +64,7 @@ def read_env_name(entry: str) -> str:
     shown = json.dumps(entry[:SHOWN_CHARS], ensure_ascii=False)
     raise InputError(
         f"{PASS_ENV}: {shown} is not an environment variable name: write the name alone "
-        "(letters, digits and _, not starting with a digit), e.g. - NPM_TOKEN"
+        "(letters, digits and _, not starting with a digit), e.g. `- NPM_TOKEN`"
     )
 
 
@@ -79,8 +72,23 @@ def harness_arguments(sandbox_text: str, domains_text: str, pass_env_text: str) 
     """The harness's sandbox arguments for the `sandbox`, `allowed-domains` and `pass-env`
     inputs. The sandbox mode is always given, so the harness's default never decides it."""
     sandbox = read_sandbox(sandbox_text)
-    hosts = [read_host(entry) for entry in parse_rule_list(domains_text, ALLOWED_DOMAINS)]
-    names = [read_env_name(entry) for entry in parse_rule_list(pass_env_text, PASS_ENV)]
+    hosts = read_hosts(domains_text)
+    names = read_env_names(pass_env_text)
+    return sandbox_arguments(sandbox, hosts, names)
+
+
+def read_hosts(text: str) -> list[str]:
+    """The `allowed-domains` list, each entry a host; raises InputError."""
+    return [read_host(entry) for entry in parse_rule_list(text, ALLOWED_DOMAINS, read_host)]
+
+
+def read_env_names(text: str) -> list[str]:
+    """The `pass-env` list, each entry a variable name; raises InputError."""
+    return [read_env_name(entry) for entry in parse_rule_list(text, PASS_ENV, read_env_name)]
+
+
+def sandbox_arguments(sandbox: bool, hosts: list[str], names: list[str]) -> list[str]:
+    """The harness's arguments, the sandbox mode always given."""
     arguments = ["--sandbox", "workspace" if sandbox else "off"]
     for host in hosts:
         arguments += ["--allow-domain", host]

@@ -13,6 +13,12 @@ PROMPT_FILE = "prompt-file"
 SANDBOX = "sandbox"
 ALLOWED_DOMAINS = "allowed-domains"
 PASS_ENV = "pass-env"  # noqa: S105 - an input's name, not a secret
+MODEL = "model"
+COPILOT_VERSION = "copilot-version"
+COPILOT_TOKEN = "copilot-token"  # noqa: S105 - an input's name, not a secret
+TIMEOUT_MINUTES = "timeout-minutes"
+MAX_TOOL_DENIALS = "max-tool-denials"
+WORKING_DIRECTORY = "working-directory"
 
 INPUT_VARIABLES = {
     ALLOWED_TOOLS: "COPILOT_ACTION_ALLOWED_TOOLS",
@@ -23,6 +29,12 @@ INPUT_VARIABLES = {
     SANDBOX: "COPILOT_ACTION_SANDBOX",
     ALLOWED_DOMAINS: "COPILOT_ACTION_ALLOWED_DOMAINS",
     PASS_ENV: "COPILOT_ACTION_PASS_ENV",
+    MODEL: "COPILOT_ACTION_MODEL",
+    COPILOT_VERSION: "COPILOT_ACTION_COPILOT_VERSION",
+    COPILOT_TOKEN: "COPILOT_ACTION_COPILOT_TOKEN",
+    TIMEOUT_MINUTES: "COPILOT_ACTION_TIMEOUT_MINUTES",
+    MAX_TOOL_DENIALS: "COPILOT_ACTION_MAX_TOOL_DENIALS",
+    WORKING_DIRECTORY: "COPILOT_ACTION_WORKING_DIRECTORY",
 }
 """The action input -> the environment variable action.yml passes it in."""
 
@@ -49,8 +61,8 @@ def item_noun(input_name: str) -> str:
 
 
 def example(input_name: str) -> str:
-    """A valid value of a list input, as the workflow writes it."""
+    """How a list input is written, with valid items, on one line."""
     entries = _EXAMPLES[input_name][1] if input_name in _EXAMPLES else _EXAMPLE_RULES
-    items = "".join(f"\n    - {entry}" for entry in entries)
+    items = " and ".join(f"`- {entry}`" for entry in entries)
     noun = item_noun(input_name)
-    return f"Write one {noun} per line after `- `, for example:\n  {input_name}: |{items}"
+    return f"write `{input_name}: |` and below it one {noun} per line after `- `, e.g. {items}"

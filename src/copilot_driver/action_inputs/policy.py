@@ -20,7 +20,8 @@ from copilot_driver.action_inputs.names import (
     InputError,
     example,
 )
-from copilot_driver.action_inputs.yaml_list import parse_rule_list
+from copilot_driver.action_inputs.yaml_list import ItemCheck, parse_rule_list
+from copilot_driver.permissions.advice import rule_problems
 from copilot_driver.permissions.config import parse_explicit
 
 
@@ -35,11 +36,32 @@ def read_boolean(raw: str, input_name: str) -> bool:
     raise InputError(f"{input_name} must be true or false, not {shown}")
 
 
+def _matching_rule(input_name: str) -> ItemCheck:
+    """The check of an item the list reader would have quoted (`- *`): quoting is advised
+    only for a rule that can match a request; else what is wrong, and the rule meant."""
+
+    def check(rule: str) -> None:
+        if rule == "*" and input_name == ALLOWED_TOOLS:
+            raise InputError(
+                f'{ALLOWED_TOOLS}: "*" is no wildcard, it matches no request: list the tools '
+                f"the task needs, or leave {ALLOWED_TOOLS} empty and set `{ALLOW_ALL}: true` to "
+                "approve every request"
+            )
+        found = [problem for problem in rule_problems([rule], input_name) if not problem.literal]
+        if not found:
+            return
+        meant = f"; write `- {found[0].suggestion}`" if found[0].suggestion else ""
+        shown = json.dumps(rule[:SHOWN_CHARS], ensure_ascii=False)
+        raise InputError(f"{input_name}: {shown} matches no request: {found[0].reason}{meant}")
+
+    return check
+
+
 def build_policy(allowed_text: str, denied_text: str, allow_all_text: str) -> dict[str, object]:
     """The explicit policy object the driver reads from GH_AW_COPILOT_SDK_PERMISSIONS."""
     allow_all = read_boolean(allow_all_text, ALLOW_ALL)
-    allowed = parse_rule_list(allowed_text, ALLOWED_TOOLS)
-    denied = parse_rule_list(denied_text, DENIED_TOOLS)
+    allowed = parse_rule_list(allowed_text, ALLOWED_TOOLS, _matching_rule(ALLOWED_TOOLS))
+    denied = parse_rule_list(denied_text, DENIED_TOOLS, _matching_rule(DENIED_TOOLS))
     if allow_all and allowed:
         raise InputError(
             f"{ALLOW_ALL} is true and {ALLOWED_TOOLS} lists {len(allowed)} rule(s): "

@@ -7,11 +7,17 @@ one indentation, blank lines and `#` comments, plain scalars, single-quoted
 scalars (`''` is a quote) and double-quoted scalars without backslashes.
 Anything else (flow lists, nested items, mappings, continuation lines,
 anchors, tags, escapes, tabs, control characters) is refused, never guessed.
+
+An unquoted item that YAML would read as something else (`- *.pypi.org`, an
+alias) is to be quoted only when the quoted item is one the input takes: the
+input's own check says first what is wrong with it otherwise, so no advice
+leads to another refusal.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from copilot_driver.action_inputs.names import SHOWN_CHARS, InputError, example, item_noun
@@ -22,11 +28,16 @@ _PLAIN_FIRST_IF_FOLLOWED = frozenset("-?:")
 """Indicators that start a plain scalar only when a non-space follows them."""
 
 
+ItemCheck = Callable[[str], object]
+"""An input's own check of one item (raises InputError naming the fix)."""
+
+
 @dataclass(frozen=True)
 class _Line:
     input_name: str
     number: int
     text: str
+    check: ItemCheck | None = None
 
     @property
     def noun(self) -> str:
@@ -37,22 +48,23 @@ class _Line:
         shown = self.text if len(self.text) <= SHOWN_CHARS else self.text[:SHOWN_CHARS] + "..."
         return InputError(
             f"{self.input_name}, line {self.number} ({json.dumps(shown, ensure_ascii=False)}): "
-            f"{what}\n{example(self.input_name)}"
+            f"{what}; {example(self.input_name)}"
         )
 
 
-def parse_rule_list(text: str, input_name: str) -> tuple[str, ...]:
+def parse_rule_list(text: str, input_name: str, check: ItemCheck | None = None) -> tuple[str, ...]:
     """The items of a YAML block list, in order; raises InputError for anything else.
 
     Blank or comment-only text is the empty list. Every list input is read here:
-    the tool rules, `allowed-domains` and `pass-env`.
+    the tool rules, `allowed-domains` and `pass-env`. `check`: the input's check of
+    an item, run on an item that would need quotes before advising them.
     """
     rules: list[str] = []
     indent: int | None = None
     first_item = 0
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for number, raw in enumerate(lines, start=1):
-        line = _Line(input_name, number, raw)
+        line = _Line(input_name, number, raw, check)
         _check_characters(line)
         body = raw.lstrip(" ")
         if not body or body.startswith("#"):
@@ -151,14 +163,23 @@ def _plain(line: _Line, value: str) -> str:
     if first in _PLAIN_FIRST_IF_FOLLOWED and second in ("", " "):
         raise line.error(f"a nested item (`- {first} ...`) is not read")
     if first in _PLAIN_NEVER_FIRST:
+        _check_before_quoting(line, rule)
         raise line.error(
-            f"a {line.noun} cannot start with `{first}` unquoted: quote it, e.g. - {_quoted(rule)}"
+            f"a {line.noun} cannot start with `{first}` unquoted: quote it, "
+            f"e.g. `- {_quoted(rule)}`"
         )
     if _is_mapping(rule):
+        _check_before_quoting(line, rule)
         raise line.error(
-            f"`: ` makes this a mapping, not a {line.noun}: quote it, e.g. - {_quoted(rule)}"
+            f"`: ` makes this a mapping, not a {line.noun}: quote it, e.g. `- {_quoted(rule)}`"
         )
     return rule
+
+
+def _check_before_quoting(line: _Line, item: str) -> None:
+    """The input's own refusal of `item`, when quoting it would not make it valid."""
+    if line.check is not None:
+        line.check(item)
 
 
 def _quoted(rule: str) -> str:

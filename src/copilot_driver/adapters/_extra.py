@@ -18,6 +18,6 @@ def missing_extra() -> str | None:
     if not missing:
         return None
     return (
-        f"the adapters need {', '.join(missing)}, which the driver alone does not install: "
+        f"the adapters need {', '.join(missing)}, which the driver alone does not install; "
         "pip install 'copilot-driver[adapters]'"
     )

@@ -35,6 +35,7 @@ from copilot_driver.env import (
     MODEL,
     PERMISSIONS,
     PROMPT,
+    PROVIDER_API_KEY,
     SDK_READY_FD,
     SDK_URI,
     SERVER_ARGS,
@@ -46,10 +47,11 @@ from copilot_driver.env import (
     value_of,
 )
 from copilot_driver.errors import CopilotDriverError
+from copilot_driver.near_misses import misspelt_variables
 from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.inputs import resolve_policy
 from copilot_driver.permissions.tool_contract import ToolContract
-from copilot_driver.redaction import url_userinfo_secrets
+from copilot_driver.redaction import is_short_secret, url_userinfo_secrets
 from copilot_driver.variable import (
     DEFAULT_IDLE_MS,
     DEFAULT_MAX_TOOL_DENIALS,
@@ -103,6 +105,10 @@ class DriverConfig:
     """COPILOT_DRIVER_SDK_LOADING: `eager` turns the SDK's lazy loading off."""
     notices: tuple[str, ...] = ()
     """Values that were ignored in favour of a default, in words, for the start-up log."""
+    misspelt_variables: tuple[str, ...] = ()
+    """A sentence for each variable that looks like a misspelt one the driver reads."""
+    short_secrets: tuple[str, ...] = ()
+    """The secret variables whose value is too short to mask inside text."""
     environment_secrets: tuple[str, ...] = field(default=(), repr=False)
     """The values of the environment's secret-looking variables (`env.secrets_in`)."""
 
@@ -174,15 +180,24 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         github_actions=in_github_actions(env),
         sdk_loading=settings.sdk_loading,
         notices=tuple(notices),
+        misspelt_variables=tuple(misspelt_variables(env)),
+        short_secrets=_short_secrets(token, provider),
         environment_secrets=secret_looking_values(env),
     )
+
+
+def _short_secrets(token: str, provider: ProviderConfig | None) -> tuple[str, ...]:
+    """The secret variables whose value the redactor masks only as a whole value."""
+    given = {CONNECTION_TOKEN.name: token, PROVIDER_API_KEY.name: provider and provider.api_key}
+    return tuple(name for name, value in given.items() if value and is_short_secret(value))
 
 
 def _required(env: Mapping[str, str], variable: Variable, problems: list[str]) -> str | None:
     """The variable's stripped value; when unset or blank, a problem that says the fix."""
     value = value_of(env, variable)
     if value is None:
-        problems.append(f"{variable.name} is not set: {variable.when_missing}")
+        state = "is not set" if variable.name not in env else "is set but blank"
+        problems.append(f"{variable.name} {state}: {variable.when_missing}")
     return value
 
 

@@ -62,6 +62,7 @@ from copilot_driver.exit_codes import ExitCode
 from copilot_driver.inert_text import inert
 from copilot_driver.logs import DriverLog, configure_logging
 from copilot_driver.permissions.policy import Policy
+from copilot_driver.records import policy_record
 from copilot_driver.redaction import Redactor
 from copilot_driver.runner_reads import runner_may_read
 from copilot_driver.vocabulary import LogEvent, RunResult
@@ -102,6 +103,8 @@ class Lifecycle:
             on_error=lambda message: log.error(LogEvent.EVENTS_WRITE_FAILED, message),
         )
         self.policy = Policy(config.permissions, mask=redactor.text)
+        # First in the events file (it waits for the session's folder like every record).
+        self.sink.write_record(policy_record(config.permissions.in_force()))
         self._client: SdkClient | None = None
         self._session: SdkSession | None = None
         self._turn_open = False
@@ -144,6 +147,7 @@ class Lifecycle:
             duration_ms=round((time.monotonic() - started) * 1000),
             session_id=self._session.session_id if self._session else None,
             events_file=self.sink.path,
+            policy=self.config.permissions.in_force(),
             redactor=self.redactor,
             log=self.log,
         )

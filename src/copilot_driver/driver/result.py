@@ -14,7 +14,7 @@ from copilot_driver.driver.failures import Failure
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.logs import DriverLog
 from copilot_driver.redaction import Redactor
-from copilot_driver.vocabulary import RESULT_FILE_NAME, LogEvent, RunResult
+from copilot_driver.vocabulary import RESULT_FILE_NAME, LogEvent, PolicyInForce, RunResult
 
 
 def write_result(path: Path, result: RunResult, redactor: Redactor) -> None:
@@ -35,6 +35,7 @@ def conclude(
     duration_ms: float,
     session_id: str | None,
     events_file: Path | None,
+    policy: PolicyInForce | None = None,
     redactor: Redactor,
     log: DriverLog,
 ) -> RunResult:
@@ -47,6 +48,7 @@ def conclude(
         session_id=session_id,
         error=failure.message if failure else None,
         error_kind=failure.kind if failure else None,
+        policy=policy,
     )
     result_file = _write_result_file(result, events_file, redactor, log)
     summary: dict[str, Any] = {

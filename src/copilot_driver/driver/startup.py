@@ -22,7 +22,7 @@ from copilot_driver.permissions.handler import (
     make_permission_handler,
 )
 from copilot_driver.permissions.policy import Policy
-from copilot_driver.redaction import Redactor
+from copilot_driver.redaction import MIN_SUBSTRING_SECRET_CHARS, Redactor
 from copilot_driver.sdk_loading import decision as sdk_loading_decision
 from copilot_driver.vocabulary import LogEvent
 
@@ -44,6 +44,16 @@ def log_start(config: DriverConfig, policy: Policy, log: DriverLog, redactor: Re
     )
     for notice in config.notices:
         log.warning(LogEvent.CONFIG_FALLBACK, notice)
+    for sentence in config.misspelt_variables:
+        log.warning(LogEvent.CONFIG_UNKNOWN_VARIABLE, sentence)
+    for name in config.short_secrets:
+        log.info(
+            LogEvent.SECRETS_SHORT,
+            f"{name} is under {MIN_SUBSTRING_SECRET_CHARS} characters, so it is masked only "
+            "where a whole value is exactly it, never inside other text (it would mangle "
+            "addresses, times and words); give a real secret a longer value",
+            variable=name,
+        )
     permissions = config.permissions
     log.info(
         LogEvent.PERMISSIONS_CONFIG,

@@ -12,11 +12,13 @@ Actions, where the runner reads them.
 from __future__ import annotations
 
 from copilot_driver import workflow_commands
+from copilot_driver.command_line import error_line
 from copilot_driver.harness.progress import StatusLine
 from copilot_driver.inert_text import inert_line, inert_log
 from copilot_driver.redaction import Redactor
 
-PREFIX = "[copilot-driver-harness]"
+COMMAND = "copilot-driver-harness"
+PREFIX = f"[{COMMAND}]"
 
 
 class Console:
@@ -31,6 +33,11 @@ class Console:
     def say(self, message: str) -> None:
         """One line of the harness's own, prefixed."""
         self.status.print_line(inert_log(f"{PREFIX} {self.redactor.text(message)}"))
+
+    def error(self, message: str) -> None:
+        """One error line, in the form every command of the package writes
+        (`command_line.error_line`): `[copilot-driver-harness] error: ...`."""
+        self.status.print_line(error_line(COMMAND, self.redactor.text(message)))
 
     def show(self, line: str) -> None:
         """One line of someone else's (the driver's log), as it is but for what a terminal

@@ -9,6 +9,7 @@ exactly failed) comes first; the fix is the harness's, chosen by the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from copilot_driver import env
@@ -98,6 +99,19 @@ _BY_KIND: dict[str, Explanation] = {
         f"make {env.SESSION_STATE_BASE_DIR.name} a writable folder with free space",
     ),
 }
+
+EXIT_STATUS_OF_KIND: dict[str, int] = {
+    HarnessErrorKind.CLI_NOT_FOUND: ExitCode.CONFIG,
+    HarnessErrorKind.NO_CREDENTIAL: ExitCode.CONFIG,
+    HarnessErrorKind.UNSUPPORTED_TOKEN: ExitCode.CONFIG,
+    HarnessErrorKind.SANDBOX_UNAVAILABLE: ExitCode.CONFIG,
+    HarnessErrorKind.CONFIG: ExitCode.CONFIG,
+    HarnessErrorKind.DRIVER_NOT_STARTED: ExitCode.CONFIG,
+    HarnessErrorKind.SIDECAR_START_FAILED: ExitCode.SIDECAR_START_FAILED,
+    HarnessErrorKind.SIDECAR_DIED: ExitCode.SIDECAR_DIED,
+}
+"""The harness's own error kinds and the exit status each ends the run with (the
+README's and docs/harness.md's table; `driver_failed` takes the driver's status)."""
 
 _MISSING_TOKEN_TEXT = ("No GitHub OAuth token", "No authentication information found")
 
@@ -223,3 +237,30 @@ def _no_usable_token(tokens: Tokens | None) -> Explanation:
         "The Copilot CLI could not use its GitHub token",
         f"{why}; {where} with a token it accepts: {ACCEPTED_TOKENS}",
     )
+
+
+def refusal_title(title: str, problems: int) -> str:
+    """The annotation's title for a run the harness refused to start."""
+    return title if problems <= 1 else f"{problems} problems stop the run before it starts"
+
+
+_TEXT_FIELD = re.compile(r' [A-Za-z]\w*=(?:"(?:[^"\\]|\\.)*"|\S+)')
+"""One `key=value` field the driver's text log format appends to an entry's message."""
+
+
+def brief_cause(message: str) -> str:
+    """The driver's error message without the fields its text log format appends to
+    it (`sessionId=... errorKind=... resultFile=...`): the cause, said once, as the
+    JSON format's `message` says it. Each line alone; a line without such a tail (one
+    that names no `errorKind`) is kept whole."""
+    return "\n".join(_without_fields(line) for line in message.split("\n"))
+
+
+def _without_fields(line: str) -> str:
+    end = len(line)
+    for field in reversed(list(_TEXT_FIELD.finditer(line))):
+        if field.end() != end:
+            break
+        end = field.start()
+    # A message of nothing but fields keeps them: they are all there is to say.
+    return line[:end] if line[:end].strip() and " errorKind=" in line[end:] else line

@@ -2,16 +2,19 @@
 beside the events file, the step outputs and summary, and the answer.
 
 Stdout carries only the answer (the last try's stdout); everything else goes
-to stderr. Beside the events file go the sidecar's log (sidecar.log) and the
-sandbox's record (sandbox.json). Under GitHub Actions a failure is also an
-`::error` annotation with its fix, the step outputs go to `$GITHUB_OUTPUT`
-and the report to `$GITHUB_STEP_SUMMARY`. Nothing here changes the run's exit
-status: a step file that cannot be written is said, a session file is skipped.
+to stderr, where the account ends with the tool policy the run enforced (read
+back from result.json) and, for a failure, its cause and fix. Beside the events
+file go the sidecar's log (sidecar.log) and the sandbox's record (sandbox.json).
+Under GitHub Actions a failure is also an `::error` annotation with its fix, the
+step outputs go to `$GITHUB_OUTPUT` and the report to `$GITHUB_STEP_SUMMARY`.
+Nothing here changes the run's exit status: a step file that cannot be written
+is said, a session file is skipped.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,10 +26,11 @@ from copilot_driver.env import GITHUB_OUTPUT, GITHUB_STEP_SUMMARY
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.console import Console
 from copilot_driver.harness.credentials import tokens_of
-from copilot_driver.harness.outcome import explain
+from copilot_driver.harness.outcome import brief_cause, explain, refusal_title
 from copilot_driver.harness.progress import Progress
 from copilot_driver.harness.sandbox import Sandbox, SandboxSettings
 from copilot_driver.inert_text import inert
+from copilot_driver.records import POLICY_IN_FORCE, event_data, event_type, parse_line
 from copilot_driver.report import (
     SANDBOX_FILE,
     Attempt,
@@ -38,7 +42,17 @@ from copilot_driver.report import (
     sandbox_record,
 )
 from copilot_driver.runner_reads import runner_may_read
-from copilot_driver.vocabulary import EVENTS_FILE_NAME, SIDECAR_LOG_NAME
+from copilot_driver.vocabulary import (
+    EVENTS_FILE_NAME,
+    SIDECAR_LOG_NAME,
+    PolicyInForce,
+    read_result,
+)
+
+_ERROR = "error: "
+_FIX = "how to fix: "
+_FIRST_RECORD_BYTES = 1 << 20
+"""The most of the events file read for its first record."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,9 @@ class Ending:
     message: str | None = None
     shown: bool = False
     """The message is the driver's own lines, already on stderr: only the fix is added."""
+    refused: bool = False
+    """The harness refused to start the run: each line of the message is one problem and
+    its fix, said as an error line of its own (no separate fix)."""
 
 
 @dataclass(frozen=True)
@@ -95,13 +112,16 @@ class Outputs:
                 events.with_name(SANDBOX_FILE).write_text(record + "\n", encoding="utf-8")
         for where, count in sandbox.egress_denied:
             self.console.say(f"sandbox: egress to {where} refused {count} time(s)")
+        policy = policy_in_force(events)
+        if policy is not None:
+            self.console.say(f"tool policy in force: {policy.summary or policy.mode}")
         outcome = self._outcome(run, sandbox)
         if outcome.message:
-            self._tell_failure(outcome, shown=run.ending.shown)
+            self._tell_failure(outcome, run.ending)
         timeline = _load_timeline(events)
         outputs_file = self.env.get(GITHUB_OUTPUT.name)
         if outputs_file:
-            self._write_outputs(Path(outputs_file), run, events, timeline)
+            self._write_outputs(Path(outputs_file), run, events, timeline, policy)
         summary_file = self.env.get(GITHUB_STEP_SUMMARY.name)
         if summary_file:
             self._append_step_summary(Path(summary_file), outcome, timeline)
@@ -111,39 +131,57 @@ class Outputs:
             self.stdout.write(inert(answer, in_actions=read))
             self.stdout.flush()
 
-    def _tell_failure(self, outcome: RunOutcome, *, shown: bool) -> None:
+    def _tell_failure(self, outcome: RunOutcome, ending: Ending) -> None:
         """The cause and the fix as log lines, and in Actions an annotation."""
         lines = (outcome.message or "").splitlines()
-        if shown and not self.console.in_actions:
+        if ending.shown and not self.console.in_actions:
             # The driver's lines are just above (in Actions they are folded in its log
             # group, so they are said again there).
-            lines = [line for line in lines if line.startswith("how to fix: ")]
+            lines = [line for line in lines if line.startswith(_FIX)]
         for line in lines:
-            self.console.say(line)
+            if line.startswith(_ERROR):
+                self.console.error(line.removeprefix(_ERROR))
+            else:
+                self.console.say(line)
         if outcome.title:
             self.console.annotate("error", outcome.title, outcome.message or "")
 
     def _outcome(self, run: FinishedRun, sandbox: SandboxSummary) -> RunOutcome:
         ending = run.ending
         title = message = None
+        attempts = tuple(
+            dataclasses.replace(attempt, message=brief_cause(attempt.message))
+            if attempt.message
+            else attempt
+            for attempt in run.attempts
+        )
         if ending.exit_code != ExitCode.OK:
-            cause = self.console.redactor.text(ending.message or f"exit status {ending.exit_code}")
+            said = brief_cause(ending.message) if ending.message else None
+            cause = self.console.redactor.text(said or f"exit status {ending.exit_code}")
             explanation = explain(
                 ending.exit_code,
                 ending.error_kind,
-                ending.message,
+                said,
                 tokens=tokens_of(self.env),
                 egress_denied=sandbox.egress_denied,
             )
-            title, message = explanation.title, f"error: {cause}"
-            if explanation.fix:
-                message += f"\nhow to fix: {explanation.fix}"
-        return RunOutcome(
-            ending.exit_code, ending.error_kind, title, message, run.attempts, sandbox
-        )
+            title = explanation.title
+            if ending.refused:  # each line a problem of its own
+                message = "\n".join(f"{_ERROR}{line}" for line in cause.splitlines())
+                title = refusal_title(explanation.title, len(cause.splitlines()))
+            else:  # one cause, its lines after the first what it quotes (a CLI's output)
+                message = f"{_ERROR}{cause}"
+                if explanation.fix:
+                    message += f"\n{_FIX}{explanation.fix}"
+        return RunOutcome(ending.exit_code, ending.error_kind, title, message, attempts, sandbox)
 
     def _write_outputs(
-        self, path: Path, run: FinishedRun, events: Path | None, timeline: Timeline | None
+        self,
+        path: Path,
+        run: FinishedRun,
+        events: Path | None,
+        timeline: Timeline | None,
+        policy: PolicyInForce | None,
     ) -> None:
         progress = run.progress
         premium = timeline.usage.premium_requests if timeline and timeline.usage else None
@@ -155,13 +193,18 @@ class Outputs:
             "events-file": str(events or ""),
             "denials": str(progress.denials),
             "premium-requests": "" if premium is None else f"{premium:g}",
+            "policy-mode": policy.mode if policy else "",
+            "policy": policy.summary if policy else "",
         }
         text = self.console.redactor.text(workflow_commands.outputs_block(outputs))
         try:
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(text)
         except OSError as error:
-            self.console.say(f"error: cannot write the step outputs to {path}: {error.strerror}")
+            self.console.error(
+                f"cannot write the step outputs to {path}: {error.strerror}; {GITHUB_OUTPUT.name} "
+                "must name a file this user can append to (the runner sets it)"
+            )
 
     def _append_step_summary(
         self, path: Path, outcome: RunOutcome, timeline: Timeline | None
@@ -171,7 +214,11 @@ class Outputs:
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(self.console.redactor.text(report).rstrip("\n") + "\n\n")
         except Exception as error:  # a report must never change the run's outcome
-            self.console.say(f"error: could not write the step summary: {error}")
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+            self.console.error(
+                f"could not write the step summary to {path}: {reason}; {GITHUB_STEP_SUMMARY.name} "
+                "must name a file this user can append to (the runner sets it)"
+            )
 
 
 def sandbox_summary(
@@ -187,6 +234,23 @@ def sandbox_summary(
         egress_allowed=tuple(sandbox.allowed_per_host()) if sandbox else (),
         git_neutralised=tuple(sandbox.git_neutralised) if sandbox else (),
     )
+
+
+def policy_in_force(events: Path | None) -> PolicyInForce | None:
+    """The tool policy the run enforced, as the driver wrote it down: result.json's
+    `policy`, else the events file's first record (`policy.in_force`); None when the
+    driver stopped before it read one, or wrote neither (another driver)."""
+    if events is None:
+        return None
+    result = read_result(events)
+    if result is not None and result.policy is not None:
+        return result.policy
+    with contextlib.suppress(OSError):
+        with events.open("rb") as handle:
+            record = parse_line(handle.readline(_FIRST_RECORD_BYTES))
+        if record is not None and event_type(record) == POLICY_IN_FORCE:
+            return PolicyInForce.from_json(event_data(record))
+    return None
 
 
 def _load_timeline(events: Path | None) -> Timeline | None:

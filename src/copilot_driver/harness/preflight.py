@@ -1,22 +1,27 @@
 """Before the sidecar: the checks that can end a run before anything starts, and
 what the sidecar is then started with.
 
-    CLI found? credential? -> the run's token (masked from here on) -> policy
-    warnings -> session state folder -> sidecar arguments and environment ->
-    the OS sandbox -> the port
+    the run's token (secrets masked from here on) -> warnings (policy, misspelt
+    variables) -> every check that starts nothing: the options, the CLI, the
+    credential, the token's kind, the driver's inputs (`driver_inputs`), the
+    sidecar's arguments, what the sandbox needs -> session state folder ->
+    the OS sandbox set up and probed -> the port
 
-A failed check is the run's ending, in words, with nothing started. The state
-folder and the sandbox stay readable after one fails: the run's account looks
-for an events file in the folder and records the sandbox.
+Every problem of the checks that start nothing is found before any is said, so
+a run that cannot start says all of them at once, one line each with its fix
+(`Ending.refused`), with nothing started. The state folder and the sandbox stay
+readable after a later check fails: the run's account looks for an events file
+in the folder and records the sandbox.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,6 +30,7 @@ from copilot_driver.env import (
     DRIVER_SECRETS,
     PLATFORM_TOKENS,
     SERVER_ARGS,
+    SESSION_STATE_BASE_DIR,
     secrets_in,
     session_state_base_dir,
 )
@@ -35,6 +41,12 @@ from copilot_driver.harness.credentials import (
     classic_token_problem,
     credential_problem,
     stored_login,
+)
+from copilot_driver.harness.driver_inputs import (
+    model_problem,
+    policy_problems,
+    prompt_problem,
+    workspace_problem,
 )
 from copilot_driver.harness.environment import (
     import_path_warning,
@@ -57,7 +69,8 @@ from copilot_driver.harness.sandbox import (
     sandbox_cache_home,
     workspace_of,
 )
-from copilot_driver.harness.sandbox.upstream import proxy_passwords
+from copilot_driver.harness.sandbox.setup_checks import OFF_FIX, check_workspace
+from copilot_driver.harness.sandbox.upstream import Upstream, UpstreamProxyError, proxy_passwords
 from copilot_driver.harness.sidecar import SidecarError, locate_copilot_cli
 from copilot_driver.permissions.config import ServerArgsError
 from copilot_driver.redaction import Redactor
@@ -81,6 +94,25 @@ class SidecarPlan:
     log_path: Path
 
 
+@dataclass
+class Problems:
+    """What stops the run, in the order found: (error kind, the problem and its fix)."""
+
+    found: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, kind: str, message: str | None) -> None:
+        if message is not None:
+            self.found.append((kind, message))
+
+    def ending(self) -> Ending | None:
+        """The run's ending when anything was found: the first problem's kind, each
+        problem a line of its own."""
+        if not self.found:
+            return None
+        message = "\n".join(" ".join(text.split()) for _, text in self.found)
+        return Ending(ExitCode.CONFIG, self.found[0][0], message, refused=True)
+
+
 class Preflight:
     """The checks, for one run: `check()` once."""
 
@@ -93,13 +125,20 @@ class Preflight:
         port: int | None,
         overlap_start: bool,
         sandbox: SandboxSettings,
+        driver_command: Sequence[str] = (),
+        prompt_file: str | None = None,
+        usage_problems: Sequence[str] = (),
     ) -> None:
         self.env = env
         self.console = console
         self._copilot = copilot
         self._port = port
         self._overlap_start = overlap_start
+        """This package's driver (it reads COPILOT_SDK_READY_FD): its inputs are checked."""
         self._settings = sandbox
+        self._driver_command = tuple(driver_command)
+        self._prompt_file = prompt_file
+        self._usage_problems = tuple(usage_problems)
         self.workspace = workspace_of(env, Path.cwd())
         """The folder tools may write (resolved once: every check and the driver use it)."""
         self.state_base: Path | None = None
@@ -109,13 +148,6 @@ class Preflight:
 
     def check(self) -> SidecarPlan | Ending:
         """How to start the sidecar, or the ending of a run that cannot start it."""
-        try:
-            binary = locate_copilot_cli(self._copilot, self._lookup_env())
-        except SidecarError as error:
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.CLI_NOT_FOUND, str(error))
-        problem = credential_problem(self.env, sandboxed=self._settings.enabled)
-        if problem is not None:
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.NO_CREDENTIAL, problem)
         token = new_connection_token()
         self.console.redactor = Redactor(
             [
@@ -126,22 +158,96 @@ class Preflight:
                 *workspace_credentials(self.workspace, self.env.get("HOME")),
             ]
         )
-        classic = classic_token_problem(self.env)
-        if classic is not None:
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.UNSUPPORTED_TOKEN, classic)
         # first of all: the runner masks it in every later line
         self.console.command(workflow_commands.add_mask(token))
+        self._warn_about_this_start()
+        problems = Problems()
+        binary = self._find_problems(problems)
+        refused = problems.ending()
+        if refused is not None or binary is None:
+            return refused or Ending(ExitCode.CONFIG, HarnessErrorKind.CLI_NOT_FOUND)
         self._warn_about_the_policy()
+        return self._plan(binary, token)
+
+    def _find_problems(self, problems: Problems) -> Path | None:
+        """Every check that starts nothing, each problem kept; the CLI when found."""
+        env = self.env
+        for message in self._usage_problems:
+            problems.add(HarnessErrorKind.CONFIG, message)
+        binary = None
+        try:
+            binary = locate_copilot_cli(self._copilot, self._lookup_env())
+        except SidecarError as error:
+            problems.add(HarnessErrorKind.CLI_NOT_FOUND, str(error))
+        sandboxed = self._settings.enabled
+        problems.add(HarnessErrorKind.NO_CREDENTIAL, credential_problem(env, sandboxed=sandboxed))
+        problems.add(HarnessErrorKind.UNSUPPORTED_TOKEN, classic_token_problem(env))
+        problems.add(HarnessErrorKind.CONFIG, self._driver_command_problem())
+        problems.add(HarnessErrorKind.CONFIG, prompt_problem(env, self._prompt_file, Path.cwd()))
+        policy = policy_problems(env) if self._overlap_start else []
+        if self._overlap_start:  # this package's driver: what it would refuse
+            problems.add(HarnessErrorKind.CONFIG, model_problem(env))
+            for message in policy:
+                problems.add(HarnessErrorKind.CONFIG, message)
+            problems.add(HarnessErrorKind.CONFIG, workspace_problem(env, Path.cwd()))
+        try:
+            sidecar_arguments(env.get(SERVER_ARGS.name))
+        except ServerArgsError as error:  # said once, when the policy's reader said it
+            if not any(message.startswith(str(error)) for message in policy):
+                problems.add(HarnessErrorKind.CONFIG, str(error))
+        if sandboxed:
+            for message in self._sandbox_problems():
+                problems.add(HarnessErrorKind.SANDBOX_UNAVAILABLE, message)
+        return binary
+
+    def _driver_command_problem(self) -> str | None:
+        """Another driver's command (after `--`) that cannot be found."""
+        if self._overlap_start or not self._driver_command:
+            return None
+        program = self._driver_command[0]
+        if "/" in program:
+            found = os.path.isfile(program) and os.access(program, os.X_OK)
+        else:
+            found = shutil.which(program, path=self._lookup_env()["PATH"]) is not None
+        if found:
+            return None
+        where = "is not an executable file" if "/" in program else "is not on PATH"
+        return (
+            f"the driver command {program} {where}: check the command after `--` "
+            "(e.g. `-- python3 .github/drivers/copilot-driver.py`)"
+        )
+
+    def _sandbox_problems(self) -> list[str]:
+        """What the sandbox needs and can be checked without setting it up."""
+        found = []
+        try:
+            Upstream.from_env(self.env)
+        except UpstreamProxyError as error:
+            found.append(str(error))
+        try:
+            check_workspace(self.workspace)
+        except SandboxError as error:
+            found.append(str(error))
+        if shutil.which("bwrap", path=self._lookup_env()["PATH"]) is None:
+            found.append(
+                "the sandbox needs bubblewrap, and no `bwrap` is on PATH: install it "
+                f"(`sudo apt-get install bubblewrap`), {OFF_FIX}"
+            )
+        return found
+
+    def _plan(self, binary: Path, token: str) -> SidecarPlan | Ending:
+        """The state folder, the sidecar's arguments and environment, the sandbox set up
+        and probed, the port: what starts the sidecar, or why it cannot start."""
         base = self.state_base = session_state_base_dir(self.env, Path.cwd())
         try:
             base.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            reason = f"cannot create the session state folder {base}: {error.strerror}"
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.CONFIG, reason)
-        try:
-            extra_args, asked_port, log_level = sidecar_arguments(self.env.get(SERVER_ARGS.name))
-        except ServerArgsError as error:
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.CONFIG, str(error))
+            reason = (
+                f"cannot create the session state folder {base}: {error.strerror}; set "
+                f"{SESSION_STATE_BASE_DIR.name} to a folder this user can create"
+            )
+            return Ending(ExitCode.CONFIG, HarnessErrorKind.CONFIG, reason, refused=True)
+        extra_args, asked_port, log_level = sidecar_arguments(self.env.get(SERVER_ARGS.name))
         plain_env, credentials = sidecar_environment(
             self.env, pass_env=self._settings.pass_env, sandboxed=self._settings.enabled
         )
@@ -150,7 +256,8 @@ class Preflight:
         try:
             self.sandbox = self._prepare_sandbox(binary, base)
         except SandboxError as error:
-            return Ending(ExitCode.CONFIG, HarnessErrorKind.SANDBOX_UNAVAILABLE, str(error))
+            kind = HarnessErrorKind.SANDBOX_UNAVAILABLE
+            return Ending(ExitCode.CONFIG, kind, str(error), refused=True)
         port = self._port if self._port is not None else (asked_port or 0)
         if self._overlap_start and port == 0:
             port = _free_port()  # the driver must know the address before the sidecar says it
@@ -166,15 +273,18 @@ class Preflight:
         trusted = trusted_search_path(self.env.get("PATH", ""), self.workspace)
         return {**self.env, "PATH": trusted or os.devnull}
 
-    def _warn_about_the_policy(self) -> None:
-        """Misspelt variables, a run that approves every tool request (policy_check), and
-        a harness that imports from the workspace."""
+    def _warn_about_this_start(self) -> None:
+        """Said first, whether the run starts or not: a harness that imports from the
+        workspace, and misspelt variables (often why a problem below is one)."""
         first = sys.path[0] if sys.path else ""
         risky_import = import_path_warning(first, bool(sys.flags.safe_path), self.workspace)
         if risky_import is not None:
             self.console.say(f"warning: {risky_import}")
         for sentence in misspelt_variables(self.env):
             self.console.say(f"warning: {sentence}")
+
+    def _warn_about_the_policy(self) -> None:
+        """A run about to start that approves every tool request (policy_check)."""
         unrestricted = unrestricted_policy(self.env)
         if unrestricted is None:
             return

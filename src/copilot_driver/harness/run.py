@@ -62,6 +62,10 @@ class HarnessOptions:
     """The driver reads COPILOT_SDK_READY_FD, so it may start before the sidecar listens."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    prompt_file: str | None = None
+    """PROMPT_FILE as given (the environment's GH_AW_PROMPT names it, made absolute)."""
+    usage_problems: tuple[str, ...] = ()
+    """The command line's problems: said with every other one, and nothing starts."""
 
 
 class Harness:
@@ -95,6 +99,9 @@ class Harness:
             port=options.port,
             overlap_start=options.overlap_start,
             sandbox=options.sandbox,
+            driver_command=options.driver_command,
+            prompt_file=options.prompt_file,
+            usage_problems=options.usage_problems,
         )
         self._sidecar_log: Path | None = None
 

@@ -12,6 +12,9 @@ the fix is one edit away:
     shell()        an empty command                           -> shell(NAME:*)
     shell(git*)    a glob where a name belongs                -> shell(git:*)
     shell(env:*)   a program no name rule covers (shell.py says why)
+    *              no wildcard: a rule names what it grants            -> (none)
+    github(*)      no wildcard in an MCP rule                         -> github
+    read(src/*)    a permission kind takes no argument                -> read
 
 and a rule that matches, but only literally: `shell(ls *)` is an exact rule
 (it has a space), so its `*` is no wildcard and it allows the line `ls *`
@@ -50,6 +53,14 @@ _GLOB_AFTER_WORDS = re.compile(r"(?P<prefix>[^\s*?\[\]'\"]+(?:\s+[^\s*?\[\]'\"]+
 """`git*`, `git log*`, `ls *`: words, then a `*` meant as "any arguments"."""
 LITERAL_GLOB_REASON = (
     "an exact rule (one with a space) is matched as written, and its `*` is no wildcard"
+)
+
+
+_WILDCARD = re.compile(r"[*?]")
+_NO_WILDCARD = (
+    "`*` is no wildcard: a rule names a permission (read, write, shell, web_fetch), a "
+    "shell command (shell(git:*)), an MCP server or a custom tool; list what the task "
+    "needs (allowAllTools approves every request)"
 )
 
 
@@ -121,7 +132,27 @@ def _problem(rule: str, flag: str) -> RuleProblem | None:
                 f"`{call['name']}(...)` is not a rule kind; shell commands are `shell(...)`",
                 f"shell({call['inside']})",
             )
+        if name is not None and name != "shell":
+            return RuleProblem(
+                rule,
+                flag,
+                f"`{name}` takes no argument: it grants every {name} request (a path or "
+                f"address cannot be scoped), and `{call['name']}(...)` names an MCP server",
+                name,
+            )
+        if _WILDCARD.search(call["name"]):
+            return RuleProblem(rule, flag, _NO_WILDCARD)
+        if name is None and _WILDCARD.search(call["inside"]):
+            return RuleProblem(
+                rule,
+                flag,
+                "`*` is no wildcard in an MCP rule: the server's name alone grants every "
+                "tool of that server",
+                call["name"],
+            )
         return None
+    if _WILDCARD.search(rule):
+        return RuleProblem(rule, flag, _NO_WILDCARD)
     name = _permission_name(rule)
     if name is not None and name != rule:
         why = (

@@ -41,6 +41,7 @@ from copilot_driver.json_input import (
     load_json,
     quoted_key,
 )
+from copilot_driver.vocabulary import PolicyInForce
 
 EXPLICIT_VARIABLE = PERMISSIONS.name
 SERVER_ARGS_VARIABLE = SERVER_ARGS.name
@@ -76,6 +77,16 @@ class PermissionConfig:
         if not self.allowed_tools:
             return "unrestricted"
         return "scoped"
+
+    def in_force(self) -> PolicyInForce:
+        """The policy as the audit trail names it (result.json, the events file)."""
+        return PolicyInForce(
+            mode=self.mode,
+            source=None if self.source == "none" else self.source,
+            allowed_tools=self.allowed_tools,
+            denied_tools=self.denied_tools,
+            summary=self.describe(),
+        )
 
     def describe(self) -> str:
         """The configuration in words, for the start-up log."""

@@ -9,7 +9,8 @@ the events file (`result.json`), or a folder of sessions (the newest is reported
   also reports on files written by other conforming drivers, and on files from
   runs that crashed half-way.
 - A report is most needed when a run went wrong, so parsing never raises on
-  content (`parse`); only an unreadable *file* is an error.
+  content (`parse`); only an unreadable *file* is an error, and, for the command,
+  a file in which no line is an event record (`cli`).
 - Permission requests are named by `permissions.summary.summarise`, exactly as
   the denial logs name them (URL queries dropped).
 
@@ -18,7 +19,9 @@ record and `result.json`, `sandbox` the harness's `sandbox.json`); `text` and
 `markdown` render it, sharing the phrases of `summary`, the markdown with a
 `gantt` chart and within `limits`;
 `step_summary` wraps the markdown in the harness's account of the whole run;
-`cli` is the command, and `resolve` finds the events file its PATH means.
+`policy` words the policy in force and `markdown_text` writes run text as markdown
+that renders as the text; `cli` is the command, and `resolve` finds the events
+file its PATH means.
 """
 
 from copilot_driver.report.limits import STEP_SUMMARY_LIMIT

@@ -41,7 +41,12 @@ LEGEND = (
     "above gives each call's outcome in words."
 )
 """Colours as Mermaid's default theme draws them; the tags name them in any theme."""
-_MERMAID_UNSAFE = re.compile(r"[:;#`<>%\s]+")
+_SPACES = re.compile(r"\s+")
+_MERMAID_SYNTAX = re.compile("[:;#%`<>\ufb02\xb6]")
+"""Written as Mermaid's entity codes (`#58;` for `:`): Mermaid reads `:` as the end of a
+task's name, `;` `#` `%` as syntax; a backtick and `<` `>` are written as codes too, and
+so are U+FB02 and U+00B6, the characters Mermaid's own entity codes become while it
+parses (one in a label would be decoded as part of a code)."""
 _MERMAID_STATEMENT = re.compile(
     r"(?:gantt|dateformat|axisformat|tickinterval|includes|excludes|todaymarker|weekday|weekend"
     r"|inclusiveenddates|topaxis|displaymode|title|section|click|href|call|acc|vert"
@@ -142,6 +147,9 @@ def _tag(call: ToolCallRecord) -> str:
 
 
 def _mermaid_label(text: str) -> str:
-    """Mermaid reads `:` `;` `#` as syntax, and a backtick could close the fence."""
-    label = clip(_MERMAID_UNSAFE.sub(" ", clip(text, 4 * _LABEL_CHARS)), _LABEL_CHARS) or "tool"
-    return f"tool {label}" if _MERMAID_STATEMENT.match(label) else label
+    """`text` on one line, shortened, its Mermaid syntax written as entity codes, which
+    Mermaid renders as the characters (`https#58;//` shows `https://`); prefixed with
+    `tool` when Mermaid would read it as a statement."""
+    label = clip(_SPACES.sub(" ", clip(text, 4 * _LABEL_CHARS)), _LABEL_CHARS).strip() or "tool"
+    label = f"tool {label}" if _MERMAID_STATEMENT.match(label) else label
+    return _MERMAID_SYNTAX.sub(lambda match: f"#{ord(match.group())};", label)

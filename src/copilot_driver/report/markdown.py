@@ -8,14 +8,27 @@ holds the whole to `STEP_SUMMARY_LIMIT` bytes. Each cut says what it left out.
 
 from __future__ import annotations
 
-import re
-
 from copilot_driver.inert_text import visible_controls
-from copilot_driver.report import summary
+from copilot_driver.report import policy, summary
 from copilot_driver.report.gantt import LEGEND, gantt_chart
 from copilot_driver.report.limits import STEP_SUMMARY_LIMIT, clip, fit
+from copilot_driver.report.markdown_text import cell, code, prose
 from copilot_driver.report.model import PermissionRecord, Timeline, ToolCallRecord
 from copilot_driver.report.sandbox import SandboxSummary
+from copilot_driver.vocabulary import PolicyInForce
+
+__all__ = [
+    "TABLE_HEADER",
+    "cell",
+    "code",
+    "footer",
+    "policy_value",
+    "prose",
+    "render_markdown",
+    "sandbox_section",
+    "sandbox_warning",
+    "timeline_sections",
+]
 
 CALL_ROWS_FIRST = 150
 CALL_ROWS_LAST = 50
@@ -33,8 +46,6 @@ _NAME_CHARS = 200
 """Session ids, model names, file names, request summaries: short in practice."""
 TABLE_HEADER = "| Field | Value |"
 """The header of the two-column tables (a summary's fields and their values)."""
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$])")
-_BACKTICKS = re.compile(r"`+")
 
 
 def render_markdown(timeline: Timeline) -> str:
@@ -53,11 +64,14 @@ def render_markdown(timeline: Timeline) -> str:
     return fit(visible_controls("\n".join(out) + "\n"), STEP_SUMMARY_LIMIT)
 
 
-def timeline_sections(timeline: Timeline, sandbox: SandboxSummary | None = None) -> list[str]:
+def timeline_sections(
+    timeline: Timeline, sandbox: SandboxSummary | None = None, *, with_policy: bool = True
+) -> list[str]:
     """Everything but the heading and the footer, each part bounded; the sandbox's
-    section after the summary table when one is given."""
+    section after the summary table when one is given; the policy's row unless the
+    caller shows it elsewhere."""
     return [
-        *_summary_table(timeline),
+        *_summary_table(timeline, with_policy),
         *sandbox_section(sandbox),
         *_usage_section(timeline),
         *_calls_section(timeline),
@@ -74,18 +88,20 @@ def footer(timeline: Timeline) -> str:
     return f"<sub>{summary.REPORT_VERSION}. Read {cell(other)}.</sub>"
 
 
-def cell(text: str) -> str:
-    """Safe in a table cell: markdown punctuation escaped, `|` too, newlines as `<br>`."""
-    escaped = _SPECIAL.sub(r"\\\1", text)
-    return "<br>".join(escaped.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-
-
-def code(text: str) -> str:
-    """A code span holding `text` on one line, whatever backticks it contains."""
-    flat = " ".join(text.split())
-    fence = "`" * (1 + max((len(run) for run in _BACKTICKS.findall(flat)), default=0))
-    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
+def policy_value(in_force: PolicyInForce | None) -> str:
+    """The policy in force for a table cell: what it approved, in bold when it approved
+    every request, then its rules as code spans."""
+    headline = cell(policy.headline(in_force))
+    if in_force is not None and in_force.approves_everything:
+        headline = f"**{headline}**"
+    listed: dict[str, list[str]] = {}
+    for kind, rule in policy.rules(in_force):
+        listed.setdefault(kind, []).append(
+            cell(rule) if kind == "..." else code(rule, in_table=True)
+        )
+    parts = [f"{kind} {', '.join(rules)}" for kind, rules in listed.items() if kind != "..."]
+    more = listed.get("...", [])
+    return "; ".join([headline, *parts, *more])
 
 
 def sandbox_warning(sandbox: SandboxSummary | None) -> list[str]:
@@ -147,7 +163,7 @@ def _names(names: tuple[str, ...], what: str) -> str:
     return ", ".join(listed)
 
 
-def _summary_table(timeline: Timeline) -> list[str]:
+def _summary_table(timeline: Timeline, with_policy: bool = True) -> list[str]:
     counts = summary.counts(timeline)
     session = clip(summary.session_label(timeline), _NAME_CHARS)
     version = f" (CLI {clip(timeline.copilot_version, 40)})" if timeline.copilot_version else ""
@@ -155,6 +171,7 @@ def _summary_table(timeline: Timeline) -> list[str]:
     rows = [
         ("Session", cell(session + version)),
         ("Model", cell(clip(timeline.model, _NAME_CHARS)) if timeline.model else None),
+        ("Policy", policy_value(timeline.policy) if with_policy else None),
         ("Started", summary.clock(timeline.start_ms)),
         ("Time", summary.times_phrase(timeline)),
         ("Driver time", _driver_time(timeline)),
@@ -162,15 +179,29 @@ def _summary_table(timeline: Timeline) -> list[str]:
         ("Tool calls", summary.calls_phrase(counts)),
         ("Permissions", summary.permissions_phrase(counts)),
         ("Premium requests", summary.number(usage.premium_requests) if usage else None),
-        ("Files changed", summary.changes_phrase(usage) if usage else None),
-        ("Outcome", cell(clip(timeline.outcome, _NOTICE_CHARS))),
+        ("Files changed", _changes(timeline)),
+        ("Outcome", prose(clip(timeline.outcome, _NOTICE_CHARS), in_table=True)),
         ("Exit code", cell(summary.exit_phrase(result)) if result else None),
-        ("Error", cell(error) if result and (error := summary.error_text(result)) else None),
+        (
+            "Error",
+            prose(error, in_table=True)
+            if result and (error := summary.error_text(result))
+            else None,
+        ),
     ]
     # A header row of empty cells renders as a blank bar on GitHub: say what the columns are.
     lines = [TABLE_HEADER, "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in rows if value is not None]
     return lines
+
+
+def _changes(timeline: Timeline) -> str | None:
+    """`2 files (+10 -3) by the editing tools (create, edit); not listed: what shell
+    commands changed (1 ran)`; None when the session never said (no shutdown)."""
+    changes = summary.changes_phrase(timeline.usage) if timeline.usage else None
+    if changes is None:
+        return None
+    return f"{changes} {summary.CHANGED_BY}; {summary.unlisted_changes(timeline)}"
 
 
 def _driver_time(timeline: Timeline) -> str | None:
@@ -207,9 +238,14 @@ def _usage_section(timeline: Timeline) -> list[str]:
             out.append(f"| _... and {left_out:,} more models_ | | | | | |")
     files = usage.files_modified or ()
     if files:
-        out += ["", "### Files changed", ""]
-        out += [f"- {cell(clip(name, _NAME_CHARS))}" for name in files[:FILES_LISTED]]
+        out += ["", f"### Files changed {summary.CHANGED_BY}", ""]
+        out += [
+            f"- {cell(clip(summary.changed_file(timeline, name), _NAME_CHARS))}"
+            for name in files[:FILES_LISTED]
+        ]
         out += _more(len(files), FILES_LISTED, "files")
+        unlisted = summary.unlisted_changes(timeline)
+        out += ["", f"_{unlisted[:1].upper()}{unlisted[1:]}._"]
     return out
 
 
@@ -255,8 +291,8 @@ def _denial_item(permission: PermissionRecord) -> str:
     policy = permission.policy
     if policy is not None:
         rule = summary.allow_rule(policy)
-        allow = f"allow with {code(rule)}" if rule else summary.NO_ALLOW_RULE
-        return f"- {name}: {cell(summary.denial_reason(policy))}; {allow}"
+        allow = f"allow with {code(rule)}" if rule else summary.no_rule_phrase(policy)
+        return f"- {name}: {prose(summary.denial_reason(policy))}; {allow}"
     feedback = f": {cell(clip(permission.feedback, _NOTICE_CHARS))}" if permission.feedback else ""
     return f"- {name}{feedback} ({cell(clip(permission.result or '', 60))})"
 
@@ -269,7 +305,7 @@ def _notices_section(timeline: Timeline) -> list[str]:
     for notice in notices[:LISTED]:
         out.append(
             f"- **{cell(clip(notice.kind, 40))}** ({summary.offset(timeline, notice.at_ms)}): "
-            f"{cell(notice.message[:_NOTICE_CHARS])}"
+            f"{prose(notice.message[:_NOTICE_CHARS])}"
         )
     return out + _more(len(notices), LISTED, "notable events")
 

@@ -17,10 +17,14 @@ from copilot_driver.permissions.summary import url_without_secrets
 from copilot_driver.report.limits import clip
 from copilot_driver.report.sandbox import SandboxSummary
 from copilot_driver.report.usage import Usage
-from copilot_driver.vocabulary import RunResult
+from copilot_driver.vocabulary import PolicyInForce, RunResult
 
 _PATH_TOOLS = frozenset({"view", "create", "edit", "str_replace", "str_replace_editor", "read"})
 _WHAT_CHARS = 200
+NO_EVENTS = "no events yet"
+"""The outcome of a file without an event record: a run that has written none so far."""
+SHELL_TOOLS = frozenset({"bash", "powershell"})
+"""The runtime's tools that run a shell command (its `read_`/`stop_` companions run none)."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,9 @@ class Timeline:
     """From the `result.json` beside the events file, when there is one."""
     sandbox: SandboxSummary | None = None
     """From the harness's `sandbox.json` beside the events file, when there is one."""
+    policy: PolicyInForce | None = None
+    """The tool policy in force: the events file's `policy.in_force` record, else
+    result.json's `policy`; None when neither says."""
 
     @property
     def tool_calls(self) -> list[ToolCallRecord]:
@@ -185,6 +192,15 @@ class Timeline:
     @property
     def permissions(self) -> list[PermissionRecord]:
         return [p for turn in self.turns for p in turn.permissions]
+
+    @property
+    def shell_commands(self) -> int:
+        """Shell commands that ran (or may have: no result), denied ones left out: what they
+        changed in files is nowhere in the events."""
+        return sum(
+            call.tool.rsplit(".", 1)[-1] in SHELL_TOOLS and call.outcome != "DENIED"
+            for call in self.tool_calls
+        )
 
     @property
     def final_answer(self) -> str | None:
@@ -230,7 +246,7 @@ class Timeline:
             return "answered"
         if self.shutdown:
             return "ended without an answer"
-        return "no events" if self.events == 0 else f"incomplete (no {records.SESSION_SHUTDOWN})"
+        return NO_EVENTS if self.events == 0 else f"incomplete (no {records.SESSION_SHUTDOWN})"
 
 
 def first_number(*values: float | None) -> float:

@@ -26,7 +26,7 @@ from copilot_driver.permissions.summary import summarise
 from copilot_driver.report import model
 from copilot_driver.report.sandbox import SANDBOX_FILE, read_sandbox_file
 from copilot_driver.report.usage import usage_from_shutdown
-from copilot_driver.vocabulary import Denial, read_result
+from copilot_driver.vocabulary import Denial, PolicyInForce, read_result
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SKIP_EXAMPLES = 5
@@ -43,12 +43,15 @@ def events_file(path: Path) -> Path:
 
 def load_timeline(path: Path) -> model.Timeline:
     """An events file, or a session folder holding one, with the `result.json` and the
-    harness's `sandbox.json` beside it when there are. Raises OSError when the events
-    file cannot be read; never on its content."""
+    harness's `sandbox.json` beside it when there are (result.json's policy stands in
+    for a missing `policy.in_force` record). Raises OSError when the events file cannot
+    be read; never on its content."""
     events = events_file(path)
     with events.open(encoding="utf-8", errors="replace") as lines:
         timeline = parse_timeline(lines)
     timeline.result = read_result(events)
+    if timeline.policy is None and timeline.result is not None:
+        timeline.policy = timeline.result.policy
     timeline.sandbox = read_sandbox_file(events.with_name(SANDBOX_FILE))
     return timeline
 
@@ -254,6 +257,11 @@ class _Builder:
             )
         )
 
+    def policy_in_force(self, data: dict[str, Any], at_ms: float | None) -> None:
+        """The first record is the run's policy (a later one would be another run's)."""
+        if self.timeline.policy is None:
+            self.timeline.policy = PolicyInForce.from_json(data)
+
     def match_denials(self) -> None:
         """Each `policy.denial` onto its permission: by tool call first, then the rest by
         summary, in order; one without a match becomes a permission of its own.
@@ -318,6 +326,7 @@ _HANDLERS: dict[str, _Handler] = {
     records.GUARD_TOOL_CALL_BUDGET_DEBIT: _Builder.budget_debit,
     records.GUARD_TOOL_CALL_BUDGET_EXCEEDED: _Builder.budget_stop,
     records.POLICY_DENIAL: _Builder.policy_denial,
+    records.POLICY_IN_FORCE: _Builder.policy_in_force,
 }
 """The types the timeline interprets, each with the builder's method that takes it in."""
 

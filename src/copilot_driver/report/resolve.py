@@ -20,6 +20,11 @@ from pathlib import Path
 from copilot_driver.report.sandbox import SANDBOX_FILE
 from copilot_driver.vocabulary import EVENTS_FILE_NAME, RESULT_FILE_NAME
 
+GIVE_EVENTS = (
+    f"give the session's {EVENTS_FILE_NAME} or its folder (the driver's log names the "
+    f"result.json beside it), or the state folder holding the session folders"
+)
+"""The fix, for every PATH that does not lead to an events file."""
 OTHERS_LISTED = 10
 """Other sessions of a state folder named in the note, at most (newest first)."""
 _BESIDE_EVENTS = {
@@ -39,7 +44,7 @@ class Resolved:
 
 def resolve_events(path: Path) -> Resolved | str:
     """The events file PATH means, or why there is none (one line, naming what was
-    expected)."""
+    expected, then the fix)."""
     if path.is_dir():
         return _in_folder(path)
     name = _BESIDE_EVENTS.get(path.name)
@@ -49,7 +54,7 @@ def resolve_events(path: Path) -> Resolved | str:
     if not events.is_file():
         return (
             f"{path} is {name}, not an events file, and there is no "
-            f"{EVENTS_FILE_NAME} beside it (expected {events})"
+            f"{EVENTS_FILE_NAME} beside it (expected {events}); {GIVE_EVENTS}"
         )
     return Resolved(events, (f"{path} is {name}; reporting the events file beside it, {events}",))
 
@@ -62,12 +67,12 @@ def _in_folder(folder: Path) -> Resolved | str:
     try:
         sessions = _sessions(folder)
     except OSError as error:
-        return f"cannot list {folder}: {error.strerror or error}"
+        return f"cannot list {folder}: {error.strerror or error}; {GIVE_EVENTS}"
     if not sessions:
         return (
             f"{folder} is a folder without {EVENTS_FILE_NAME} and without session "
             f"folders holding one (expected {own} or "
-            f"{folder / '<sessionId>' / EVENTS_FILE_NAME})"
+            f"{folder / '<sessionId>' / EVENTS_FILE_NAME}); {GIVE_EVENTS}"
         )
     (newest, modified), others = sessions[0], sessions[1:]
     return Resolved(newest, _folder_notes(folder, newest, modified, others))

@@ -25,12 +25,15 @@ from copilot_driver.report.markdown import (
     cell,
     code,
     footer,
+    policy_value,
+    prose,
     sandbox_section,
     sandbox_warning,
     timeline_sections,
 )
 from copilot_driver.report.model import Timeline
 from copilot_driver.report.sandbox import SandboxSummary
+from copilot_driver.vocabulary import PolicyInForce
 
 __all__ = ["STEP_SUMMARY_LIMIT", "Attempt", "RunOutcome", "render_step_summary"]
 
@@ -72,6 +75,9 @@ class RunOutcome:
     attempts: tuple[Attempt, ...] = ()
     sandbox: SandboxSummary | None = None
     """The OS sandbox the tools ran in; None: the timeline's (`sandbox.json`), if any."""
+    policy: PolicyInForce | None = None
+    """The tool policy the run enforced; None: the timeline's (the events file's
+    `policy.in_force` record, else result.json's), if any."""
 
 
 def render_step_summary(outcome: RunOutcome, timeline: Timeline | None) -> str:
@@ -81,9 +87,10 @@ def render_step_summary(outcome: RunOutcome, timeline: Timeline | None) -> str:
     if sandbox is None and timeline is not None:
         sandbox = timeline.sandbox
     warning = sandbox_warning(sandbox)
+    policy = outcome.policy or (timeline.policy if timeline is not None else None)
     out = [
         _heading(outcome),
-        *_outcome_table(outcome),
+        *_outcome_table(outcome, policy),
         *_message(outcome.message),
         *([""] if warning else []),
         *warning,
@@ -94,7 +101,8 @@ def render_step_summary(outcome: RunOutcome, timeline: Timeline | None) -> str:
         out += ["", "No session timeline: the run ended before the driver wrote an events file."]
         out += ["", f"<sub>{summary.REPORT_VERSION}.</sub>"]
     else:
-        out += ["", "### Session", "", *timeline_sections(timeline), "", footer(timeline)]
+        sections = timeline_sections(timeline, with_policy=False)
+        out += ["", "### Session", "", *sections, "", footer(timeline)]
     return fit(visible_controls("\n".join(out) + "\n"), STEP_SUMMARY_LIMIT)
 
 
@@ -105,15 +113,17 @@ def _heading(outcome: RunOutcome) -> str:
     return f"## Copilot run failed: {cell(title)}" if title else "## Copilot run failed"
 
 
-def _outcome_table(outcome: RunOutcome) -> list[str]:
-    """Exit code, error kind, attempts: nothing to say of a success at the first try."""
-    if outcome.exit_code == 0 and not outcome.error_kind and len(outcome.attempts) < 2:
-        return []
-    rows = [("Exit code", summary.integer(outcome.exit_code))]
+def _outcome_table(outcome: RunOutcome, policy: PolicyInForce | None) -> list[str]:
+    """Exit code, error kind, attempts (nothing to say of those for a success at the first
+    try), and the tool policy in force."""
+    rows = []
+    if outcome.exit_code != 0 or outcome.error_kind or len(outcome.attempts) > 1:
+        rows.append(("Exit code", summary.integer(outcome.exit_code)))
     if outcome.error_kind:
         rows.append(("Error kind", code(clip(outcome.error_kind, _KIND_CHARS))))
     if len(outcome.attempts) > 1:
         rows.append(("Attempts", f"{len(outcome.attempts):,}"))
+    rows.append(("Policy", policy_value(policy)))
     return ["", TABLE_HEADER, "|---|---|", *(f"| {name} | {value} |" for name, value in rows)]
 
 
@@ -131,7 +141,7 @@ def _message(message: str | None) -> list[str]:
 
 
 def _quoted(line: str) -> str:
-    escaped = _BLOCK_START.sub(r"\1\\\2", cell(line))
+    escaped = _BLOCK_START.sub(r"\1\\\2", prose(line))
     return f"> {escaped}".rstrip()
 
 
@@ -157,7 +167,7 @@ def _attempts(attempts: tuple[Attempt, ...]) -> list[str]:
 def _attempt_row(attempt: Attempt) -> str:
     kind = cell(clip(attempt.error_kind, _KIND_CHARS)) if attempt.error_kind else "-"
     if attempt.message:
-        what = cell(clip(attempt.message, _ATTEMPT_MESSAGE_CHARS))
+        what = prose(clip(attempt.message, _ATTEMPT_MESSAGE_CHARS), in_table=True)
     else:
         what = "succeeded" if attempt.exit_code == 0 else "-"
     return (

@@ -17,7 +17,8 @@ REPORT_VERSION = "report v2"
 """Shown in both renderings: what a reader (or a script) of the report can expect."""
 _UNKNOWN_LISTED = 10
 _REASON_CHARS = 300
-_RULE_CHARS = 200
+_RULE_CHARS = 500
+"""A rule is there to be copied: shown whole, or not at all (a cut rule is another rule)."""
 _ERROR_CHARS = 300
 _MODE_CHARS = 40
 SANDBOX_LISTED = 50
@@ -164,7 +165,7 @@ def times_phrase(timeline: Timeline) -> str:
     )
 
 
-SPAN_MEANING = "from the first event in the file to the last"
+SPAN_MEANING = "from the session's first event to its last"
 DRIVER_TIME_MEANING = "from sending the prompt to completion (result.json durationMs)"
 
 
@@ -198,6 +199,10 @@ def cut_phrase(left_out: int) -> str:
     return f"{left_out:,} more character{'' if left_out == 1 else 's'} not shown"
 
 
+CHANGED_BY = "by the editing tools (create, edit)"
+"""Whose changes the runtime's `codeChanges` counts: a shell command's are in no event."""
+
+
 def changes_phrase(usage: Usage) -> str | None:
     """`2 files (+10 -3)`, `none`, or None when the session did not say."""
     files = usage.files_modified
@@ -208,6 +213,22 @@ def changes_phrase(usage: Usage) -> str | None:
         return "none"
     lines = f"+{number(usage.lines_added)} -{number(usage.lines_removed)}"
     return f"{number(count)} file{'' if count == 1 else 's'} ({lines})"
+
+
+def changed_file(timeline: Timeline, path: str) -> str:
+    """A changed file's path relative to the session's working folder when it is inside it
+    (the runtime records absolute paths; the folder is in the report's header)."""
+    cwd = timeline.cwd.rstrip("/") if timeline.cwd else None
+    if cwd and path.startswith(cwd + "/") and len(path) > len(cwd) + 1:
+        return path[len(cwd) + 1 :]
+    return path
+
+
+def unlisted_changes(timeline: Timeline) -> str:
+    """`not listed: what shell commands changed (2 ran)`: the events say which commands
+    ran, never which files they touched, and guessing from a command line would mislead."""
+    ran = timeline.shell_commands
+    return f"not listed: what shell commands changed ({f'{ran:,}' if ran else 'none'} ran)"
 
 
 def exit_phrase(result: RunResult) -> str:
@@ -226,10 +247,23 @@ def denial_reason(policy: PolicyDenial) -> str:
 
 
 def allow_rule(policy: PolicyDenial) -> str | None:
-    return clip(policy.allow_rule, _RULE_CHARS) if policy.allow_rule else None
+    """The rule whole, to be copied; None when there is none, or it is too long to show
+    (a rule cut short would be another rule: `no_rule_phrase` says why)."""
+    rule = policy.allow_rule
+    return rule if rule and len(rule) <= _RULE_CHARS else None
 
 
 NO_ALLOW_RULE = "no allow rule can permit this"
+
+
+def no_rule_phrase(policy: PolicyDenial) -> str:
+    """Why a denial shows no rule: none can allow it, or it is too long to show here."""
+    if not policy.allow_rule:
+        return NO_ALLOW_RULE
+    return (
+        f"the rule that would allow it is {len(policy.allow_rule):,} characters long, too long "
+        "to show here (it is the policy.denial record's allowRule in the events file)"
+    )
 
 
 def sandbox_mode(sandbox: SandboxSummary) -> str:

@@ -6,7 +6,9 @@ import textwrap
 
 from copilot_driver.formatting import shorten
 from copilot_driver.inert_text import visible_controls
-from copilot_driver.report import summary
+from copilot_driver.report import policy, summary
+from copilot_driver.report.limits import clip
+from copilot_driver.report.markdown_text import quoted_values
 from copilot_driver.report.model import PermissionRecord, Timeline, Turn
 from copilot_driver.report.sandbox import SandboxSummary
 
@@ -18,6 +20,19 @@ _ANSWER_CHARS = 1500
 _FILES_LISTED = 20
 _TOTALS = " " * 15
 """The indentation of a totals value."""
+NO_EVENTS_SAID = (
+    "No events yet: the file holds no event record (a run still starting, or one that "
+    "stopped before its session began, has written none)."
+)
+_PATH_CHARS = 1000
+_FENCES = ("```", "~~~")
+_CODE_INDENTS = ("    ", "\t")
+"""A markdown code block's lines: shown as written, never wrapped."""
+_GLUE = "\ue000"
+"""Holds a quoted value's words together while the answer is wrapped (textwrap breaks
+only at ASCII whitespace); a private-use character no answer is expected to hold."""
+ALLOWED_BY = "the rule that would allow it:"
+"""Ends a denial's reason; the rule follows on a line of its own."""
 
 
 def render_text(timeline: Timeline) -> str:
@@ -65,11 +80,15 @@ def _usage_lines(timeline: Timeline) -> list[str]:
     out.append(f"  premium      {summary.number(usage.premium_requests)} requests")
     changes = summary.changes_phrase(usage)
     if changes is not None:
-        out.append(f"  changed      {changes}")
+        out.append(f"  changed      {changes} {summary.CHANGED_BY}")
         files = usage.files_modified or ()
-        out += [_fit(_TOTALS + "  ", name) for name in files[:_FILES_LISTED]]
+        out += [
+            _fit(_TOTALS + "  ", summary.changed_file(timeline, name))
+            for name in files[:_FILES_LISTED]
+        ]
         if len(files) > _FILES_LISTED:
             out.append(f"{_TOTALS}  ... and {len(files) - _FILES_LISTED} more")
+        out.append(_TOTALS + summary.unlisted_changes(timeline))
     return out
 
 
@@ -79,10 +98,11 @@ def _header(timeline: Timeline) -> list[str]:
     details = [
         f"CLI {timeline.copilot_version}" if timeline.copilot_version else "",
         f"model {timeline.model}" if timeline.model else "",
-        f"cwd {timeline.cwd}" if timeline.cwd else "",
     ]
     if any(details):
         out.append(_fit("  ", ", ".join(d for d in details if d)))
+    if timeline.cwd:  # whole: the changed files are named relative to it
+        out.append(f"  cwd          {clip(timeline.cwd, _PATH_CHARS)}")
     out.append(f"  started      {summary.clock(timeline.start_ms)}")
     span = summary.duration(timeline.duration_ms)
     out.append(f"  event span   {span}, {summary.SPAN_MEANING}")
@@ -94,9 +114,20 @@ def _header(timeline: Timeline) -> list[str]:
         error = summary.error_text(timeline.result)
         exit_line = f"  exit code    {summary.exit_phrase(timeline.result)}"
         out.append(_fit(exit_line + ": ", error) if error else exit_line)
+    out += _policy_lines(timeline)
     if not timeline.events:
-        out += ["", "No events."]
+        out += ["", *textwrap.wrap(NO_EVENTS_SAID, _WIDTH)]
     return out
+
+
+def _policy_lines(timeline: Timeline) -> list[str]:
+    """What the policy approved, then its rules one a line, each whole (never wrapped,
+    so that it can be copied)."""
+    headline = f"  policy       {policy.headline(timeline.policy)}"
+    out = textwrap.wrap(
+        headline, _WIDTH, subsequent_indent=_TOTALS, break_long_words=False, break_on_hyphens=False
+    )
+    return out + [f"{_TOTALS}  {kind:<6} {rule}" for kind, rule in policy.rules(timeline.policy)]
 
 
 def _sandbox_lines(sandbox: SandboxSummary | None) -> list[str]:
@@ -181,25 +212,46 @@ def _turn_lines(timeline: Timeline, turn: Turn, tool_width: int, what_width: int
 
 
 def _answer_lines(answer: str | None) -> list[str]:
-    """The final answer wrapped, not cut, within the width; when longer than the room,
-    cut after a whole word, with `...` and how much is not shown."""
+    """The final answer line for line, blank lines kept, its prose wrapped within the width
+    but never inside a word, a backtick-quoted value or a code block (a command there
+    copies whole); when longer than the room, cut after a whole word, with `...` and how
+    much is not shown."""
     out = ["", "Final answer:" if answer else "Final answer: (none)"]
     if not answer:
         return out
     kept, left_out = summary.cut_text(answer, _ANSWER_LINES, _ANSWER_CHARS)
+    in_fence = False
     for line in kept.split("\n"):
-        out += textwrap.wrap(
-            line,
-            _WIDTH,
-            initial_indent="  ",
-            subsequent_indent="  ",
-            break_long_words=True,
-            break_on_hyphens=False,
-        )
+        fence = line.lstrip().startswith(_FENCES)
+        if in_fence or fence or line.startswith(_CODE_INDENTS):
+            out.append(f"  {line}".rstrip())
+        else:
+            out += _prose_lines(line)
+        in_fence = in_fence != fence
     if left_out:
         out[-1] += " ..."
         out.append(f"  (answer cut: {summary.cut_phrase(left_out)})")
     return out
+
+
+def _prose_lines(line: str) -> list[str]:
+    """One line of the answer wrapped at spaces, a backtick-quoted value kept on one line
+    (its spaces are glued while wrapping); a blank line stays a blank line."""
+    glued = line
+    if _GLUE not in line:
+        glued = "".join(
+            plain + (f"`{value.replace(' ', _GLUE)}`" if value is not None else "")
+            for plain, value in quoted_values(line)
+        )
+    wrapped = textwrap.wrap(
+        glued,
+        _WIDTH,
+        initial_indent="  ",
+        subsequent_indent="  ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return [part.replace(_GLUE, " ") for part in wrapped] or [""]
 
 
 def _fit(prefix: str, text: str, width: int = _WIDTH) -> str:
@@ -217,14 +269,22 @@ def _words(prefix: str, text: str) -> str:
 
 def _permission_lines(prefix: str, permission: PermissionRecord) -> list[str]:
     """`approved shell(git --version)`; below a denial, the policy's reason and the rule
-    that would allow it, or (from other drivers) the runtime's feedback if long."""
+    that would allow it on a line of its own, never wrapped (it is there to be copied),
+    or (from other drivers) the runtime's feedback if long."""
     line = _fit(prefix, f"{permission.verdict} {permission.summary}")
     if permission.policy is not None:
         rule = summary.allow_rule(permission.policy)
-        allow = f"allow with `{rule}`" if rule else summary.NO_ALLOW_RULE
         indent = " " * (len(prefix) + 2)
+        allow = ALLOWED_BY if rule else summary.no_rule_phrase(permission.policy)
         because = f"{indent}{summary.denial_reason(permission.policy)}; {allow}"
-        return [line, *textwrap.wrap(because, _WIDTH, subsequent_indent=indent + "  ")]
+        wrapped = textwrap.wrap(
+            because,
+            _WIDTH,
+            subsequent_indent=indent + "  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        return [line, *wrapped, *([f"{indent}  {rule}"] if rule else [])]
     if not (permission.denied and permission.feedback):
         return [line]
     feedback = " ".join(permission.feedback.split())

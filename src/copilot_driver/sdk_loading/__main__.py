@@ -3,7 +3,9 @@
 `build` makes and verifies the cache for the SDK this Python imports (run it
 after installing or upgrading copilot-driver or github-copilot-sdk; `make
 setup`, the GitHub Action and gh-aw's install step run it). `status` says what a
-driver run would do and why. `describe` is the build's child process.
+driver run would do and why. `describe` is the build's child process (unlisted).
+Both work on the user's cache folder (`folder.default_cache_dir`) unless given
+`--cache-dir`.
 """
 
 from __future__ import annotations
@@ -16,23 +18,37 @@ from pathlib import Path
 from typing import cast
 
 from copilot_driver import __version__
+from copilot_driver.command_line import CommandParser, error_line, refuse
 from copilot_driver.env import SDK_LOADING
-from copilot_driver.sdk_loading import DEFAULT_CACHE_DIR, Mode, install, install_cache, sdk_folder
+from copilot_driver.sdk_loading import Mode, install, install_cache, sdk_folder
 from copilot_driver.sdk_loading.cache import SDK_MODULES
+from copilot_driver.sdk_loading.folder import default_cache_dir
 
-PREFIX = "[copilot-sdk-driver]"
+COMMAND = "copilot-driver-sdk-loading"
+PREFIX = f"[{COMMAND}]"
+DESCRIBE = "describe"
+"""The build's child process (`build.describe_in_child`), kept out of the help."""
+CACHE_DIR_HELP = (
+    "the cache folder (default: $XDG_CACHE_HOME/copilot-driver/sdk-loading, else "
+    "~/.cache/copilot-driver/sdk-loading)"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [DESCRIBE]:  # the build's child process: no command of the user's
+        return _describe_main(argv[1:])
+    parser = CommandParser(
         prog="python -m copilot_driver.sdk_loading",
+        command=COMMAND,
         description="Build or inspect the cache that lets the driver import the SDK's "
-        "generated modules lazily.",
+        "generated modules lazily. The caches live in the user's cache folder "
+        "(XDG_CACHE_HOME, else ~/.cache), under copilot-driver/sdk-loading.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    build_command = commands.add_parser("build", help="build and verify the cache")
-    build_command.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
+    build_command = commands.add_parser("build", help="build and verify the cache", command=COMMAND)
+    build_command.add_argument("--cache-dir", type=Path, help=CACHE_DIR_HELP)
     build_command.add_argument("--force", action="store_true", help="rebuild even if present")
     build_command.add_argument(
         "--order-seeds",
@@ -41,25 +57,27 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated seeds of the shuffled orders the verification touches the "
         "public names in, one lazy child process each (default: 1)",
     )
-    status_command = commands.add_parser("status", help="what a driver run would do, and why")
-    status_command.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
-    describe = commands.add_parser("describe", help=argparse.SUPPRESS)
-    describe.add_argument("--sdk-dir", type=Path, required=True)
-    describe.add_argument("--out", type=Path, required=True)
-    describe.add_argument("--cache", type=Path)
-    describe.add_argument("--order-seed", type=int)
+    status_command = commands.add_parser(
+        "status", help="what a driver run would do, and why", command=COMMAND
+    )
+    status_command.add_argument("--cache-dir", type=Path, help=CACHE_DIR_HELP)
     args = parser.parse_args(argv)
+    cache_dir = args.cache_dir or default_cache_dir()
+    if cache_dir is None:
+        return refuse(
+            COMMAND,
+            "there is no cache folder: neither XDG_CACHE_HOME nor HOME is set; set one, "
+            "or give --cache-dir",
+        )
     if args.command == "build":
-        return _build(args.cache_dir, force=args.force, order_seeds=args.order_seeds)
-    if args.command == "status":
-        notices: list[str] = []
-        mode = SDK_LOADING.soft_value(os.environ.get(SDK_LOADING.name), notices, str)
-        for notice in notices:
-            print(f"{PREFIX} warning: {notice}", file=sys.stderr)
-        loading = install(cast(Mode, mode), cache_dir=args.cache_dir)
-        print(f"{PREFIX} the SDK loads {loading.mode}: {loading.reason}")
-        return 0
-    return _describe(args.sdk_dir, args.out, args.cache, args.order_seed)
+        return _build(cache_dir, force=args.force, order_seeds=args.order_seeds)
+    notices: list[str] = []
+    mode = SDK_LOADING.soft_value(os.environ.get(SDK_LOADING.name), notices, str)
+    for notice in notices:
+        print(f"{PREFIX} warning: {notice}", file=sys.stderr)
+    loading = install(cast(Mode, mode), cache_dir=cache_dir)
+    print(f"{PREFIX} the SDK loads {loading.mode}: {loading.reason}")
+    return 0
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -75,19 +93,37 @@ def _build(cache_dir: Path, *, force: bool, order_seeds: tuple[int, ...]) -> int
     try:
         outcome = build(cache_dir=cache_dir, force=force, order_seeds=order_seeds)
     except DescribeError as error:
-        print(f"{PREFIX} error: {error}; the driver imports the SDK eagerly", file=sys.stderr)
+        print(error_line(COMMAND, f"{error}; the driver imports the SDK eagerly"), file=sys.stderr)
         return 1
     except OSError as error:
         print(
-            f"{PREFIX} error: the lazy-loading cache could not be written ({error}); "
-            "run this as the user that installed copilot-driver. The driver imports the "
-            "SDK eagerly meanwhile",
+            error_line(
+                COMMAND,
+                f"the lazy-loading cache could not be written in {cache_dir} ({error}); "
+                "run this as the user that runs the driver, with the same XDG_CACHE_HOME "
+                "and HOME, or give a folder you can write with --cache-dir. The driver "
+                "imports the SDK eagerly meanwhile",
+            ),
             file=sys.stderr,
         )
         return 1
-    stream = sys.stdout if outcome.ok else sys.stderr
-    print(f"{PREFIX} {'' if outcome.ok else 'error: '}{outcome.message}", file=stream)
-    return 0 if outcome.ok else 1
+    if outcome.ok:
+        print(f"{PREFIX} {outcome.message}")
+        return 0
+    # One line for the reason; a verification's differences follow it, one per line.
+    first, _, rest = outcome.message.partition("\n")
+    print(error_line(COMMAND, first) + (f"\n{rest}" if rest else ""), file=sys.stderr)
+    return 1
+
+
+def _describe_main(argv: list[str]) -> int:
+    parser = CommandParser(prog=f"python -m copilot_driver.sdk_loading {DESCRIBE}", command=COMMAND)
+    parser.add_argument("--sdk-dir", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--cache", type=Path)
+    parser.add_argument("--order-seed", type=int)
+    args = parser.parse_args(argv)
+    return _describe(args.sdk_dir, args.out, args.cache, args.order_seed)
 
 
 def _describe(sdk_dir: Path, out: Path, cache: Path | None, order_seed: int | None) -> int:
@@ -97,12 +133,12 @@ def _describe(sdk_dir: Path, out: Path, cache: Path | None, order_seed: int | No
         install_cache(cache, sdk_dir)
     found = sdk_folder()
     if found != sdk_dir.resolve():
-        print(f"{PREFIX} error: this Python imports the SDK from {found}", file=sys.stderr)
+        print(error_line(COMMAND, f"this Python imports the SDK from {found}"), file=sys.stderr)
         return 1
     described = describe(order_seed=order_seed)
     loaded = {type(sys.modules[name]).__name__ for name in SDK_MODULES}
     if loaded != {"LazyModule" if cache is not None else "module"}:
-        print(f"{PREFIX} error: the SDK's modules were loaded as {loaded}", file=sys.stderr)
+        print(error_line(COMMAND, f"the SDK's modules were loaded as {loaded}"), file=sys.stderr)
         return 1
     out.write_text(json.dumps(described), encoding="utf-8")
     return 0

@@ -4,8 +4,8 @@
 file and runs two child processes: one imports the SDK eagerly, one lazily from
 that file, touching the public names in a shuffled order; each describes every
 public name (`fingerprint`). Only when the descriptions are equal is the file
-renamed into place, where `install()` will find it. A verified cache already in
-place is kept.
+renamed into place, where `install()` will find it, and the folder's stale
+caches are removed (`prune`). A verified cache already in place is kept.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import Literal
 from copilot_driver.errors import CopilotDriverError
 from copilot_driver.sdk_loading import BUILD_COMMAND, sdk_folder
 from copilot_driver.sdk_loading.cache import (
-    DEFAULT_CACHE_DIR,
     SDK_MODULES,
     CachedModule,
     cache_path,
@@ -30,6 +29,8 @@ from copilot_driver.sdk_loading.cache import (
     write_cache,
 )
 from copilot_driver.sdk_loading.fingerprint import difference
+from copilot_driver.sdk_loading.folder import default_cache_dir
+from copilot_driver.sdk_loading.prune import prune
 from copilot_driver.sdk_loading.splitter import (
     SplitDeclinedError,
     exported_names,
@@ -51,6 +52,8 @@ class BuildOutcome:
     status: Status
     message: str
     cache: Path | None = None
+    removed: tuple[str, ...] = ()
+    """The stale caches the build removed from the folder, each with its reason."""
 
     @property
     def ok(self) -> bool:
@@ -60,12 +63,16 @@ class BuildOutcome:
 
 def build(
     sdk_dir: Path | None = None,
-    cache_dir: Path = DEFAULT_CACHE_DIR,
+    cache_dir: Path | None = None,
     *,
     force: bool = False,
     order_seeds: tuple[int, ...] = (1,),
 ) -> BuildOutcome:
-    """The cache for the SDK at `sdk_dir` (default: the one this Python imports)."""
+    """The cache for the SDK at `sdk_dir` (default: the one this Python imports), in
+    `cache_dir` (default: the user's, `folder.default_cache_dir`)."""
+    cache_dir = cache_dir or default_cache_dir()
+    if cache_dir is None:
+        raise OSError("there is no cache folder: neither XDG_CACHE_HOME nor HOME is set")
     sdk_dir = sdk_dir or sdk_folder()
     if sdk_dir is None:
         return BuildOutcome("unverified", "github-copilot-sdk is not installed: nothing to build")
@@ -80,12 +87,14 @@ def build(
     target = cache_path(cache_dir, sdk_dir, hashes)
     if target.is_file() and not force:
         return BuildOutcome("present", f"github-copilot-sdk {version}: {target} is built", target)
+    # The folder first: one that cannot be made fails now, not after the split.
+    cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
         modules = split_sdk(sdk_dir)
     except SplitDeclinedError as declined:
         return BuildOutcome("declined", f"github-copilot-sdk {version}: {declined}")
     candidate = target.with_name(f".unverified-{os.getpid()}-{target.name}")
-    write_cache(candidate, modules)
+    write_cache(candidate, modules, sdk_dir=sdk_dir, sources=hashes)
     try:
         differences = verify(candidate, sdk_dir, order_seeds)
         if differences:
@@ -97,8 +106,11 @@ def build(
         os.replace(candidate, target)
     finally:
         candidate.unlink(missing_ok=True)
+    removed = tuple(prune(cache_dir, target))
     built = f"github-copilot-sdk {version}: built and verified {target}"
-    return BuildOutcome("built", built, target)
+    if removed:
+        built += f"; removed {len(removed)} stale: " + ", ".join(removed)
+    return BuildOutcome("built", built, target, removed)
 
 
 def split_sdk(sdk_dir: Path) -> dict[str, CachedModule]:

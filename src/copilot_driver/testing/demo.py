@@ -4,15 +4,19 @@ The harness starts a real Copilot CLI sidecar (with the scripted model as its
 provider) and runs the driver under a policy from
 GH_AW_COPILOT_SDK_SERVER_ARGS that allows `ls` and denies `rm`. The scripted
 model asks for both; the demo prints the driver's log, the answer and the
-run's timeline, then what to try next. `DEMO_ALLOW` (rules separated by
-spaces, e.g. `shell(ls:*) shell(rm:*) read`) replaces the policy, to see the
-same requests decided otherwise.
+run's timeline, then what to try next, as commands that work when pasted.
+
+Settings (`demo_settings`): `DEMO_ALLOW`, a JSON array of rules that replaces the
+policy (`DEMO_ALLOW='["shell(ls:*)", "shell(rm notes.txt)", "read"]'`), to see the
+same requests decided otherwise; `DEMO_SANDBOX=off` runs the harness without its
+OS sandbox (no bubblewrap needed; the log and the report say so); `DEMO_OUTPUT`,
+the folder of the run's files (default `demo-output`).
 
 `DEMO_AUTH=token` runs it the way most users run it: on a GitHub token (a
 Copilot subscription), no provider. The CLI then talks to GitHub's real host
 names, served by a local fake of GitHub's API (`testing.github_api`) behind a
-proxy with a throw-away certificate authority, and the demo also prints what
-the CLI sent there, request by request. Nothing leaves 127.0.0.1.
+proxy with a throw-away certificate authority (made with `openssl`), and the demo
+also prints what the CLI sent there, request by request. Nothing leaves 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -25,14 +29,24 @@ import sys
 import tempfile
 from pathlib import Path
 
-from copilot_driver.report import load_timeline, render_text
+from copilot_driver.command_line import refuse
+from copilot_driver.report import Timeline, load_timeline, render_text
+from copilot_driver.testing.demo_settings import (
+    COMMAND,
+    DEMO_RULES,
+    DemoSettings,
+    allow_value,
+    demo_command,
+    read_settings,
+    report_command,
+    server_args,
+)
 from copilot_driver.testing.environment import harness_environment
 from copilot_driver.testing.github_api import DEFAULT_MODEL, FakeGitHubCopilot
 from copilot_driver.testing.model_server import ScriptedModelServer
 from copilot_driver.testing.script import Reply, Rule, Script, ToolCall
 
 DEMO_PROMPT = "Tidy up this workspace: list it, then delete notes.txt (demo)."
-DEMO_POLICY = ["--allow-tool", "shell(ls:*)", "--allow-tool", "read"]
 DEMO_SCRIPT = Script(
     rules=(
         Rule(
@@ -57,29 +71,17 @@ DEMO_SCRIPT = Script(
 )
 
 
-def demo_policy(allow: str | None) -> list[str]:
-    """`--allow-tool` arguments: the demo's own, or one per rule of `DEMO_ALLOW`."""
-    if allow is None or not allow.strip():
-        return DEMO_POLICY
-    return [argument for rule in allow.split() for argument in ("--allow-tool", rule)]
-
-
-AUTH_CHOICES = ("provider", "token")
 PROVIDER_ONLY = ("COPILOT_OFFLINE", "COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_API_KEY")
 
 
 def main() -> int:
-    output = Path(os.environ.get("DEMO_OUTPUT", "demo-output")).resolve()
-    auth = os.environ.get("DEMO_AUTH", "").strip().lower() or "provider"
-    if auth not in AUTH_CHOICES:
-        print(
-            f"DEMO_AUTH={os.environ['DEMO_AUTH']!r}: give `provider` (the default: a scripted "
-            "model as the provider) or `token` (a GitHub token, against a local fake of "
-            "GitHub's API)",
-            file=sys.stderr,
-        )
+    settings, problems = read_settings(os.environ)
+    if settings is None:
+        for problem in problems:
+            refuse(COMMAND, problem)
         return 2
-    policy = demo_policy(os.environ.get("DEMO_ALLOW"))
+    output = settings.output
+    policy = server_args(settings.rules)
     state_dir = output / "session-state"
     workspace = output / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
@@ -104,7 +106,7 @@ def main() -> int:
         if "COPILOT_CLI_PATH" in os.environ:  # the pinned CLI `make` provisioned
             env["COPILOT_CLI_PATH"] = os.environ["COPILOT_CLI_PATH"]
         github = None
-        if auth == "token":
+        if settings.auth == "token":
             github = stack.enter_context(FakeGitHubCopilot(DEMO_SCRIPT, https=True))
             for name in PROVIDER_ONLY:
                 env.pop(name)
@@ -115,9 +117,10 @@ def main() -> int:
             print(f"scripted model: {model.base_url}")
         print(f"prompt: {DEMO_PROMPT}")
         print(f"policy: GH_AW_COPILOT_SDK_SERVER_ARGS={json.dumps(policy)}")
+        print(f"sandbox: {settings.sandbox}")
         print("--- harness + driver log (stderr) ---", flush=True)
         run = subprocess.run(
-            [sys.executable, "-m", "copilot_driver.harness"],
+            [sys.executable, "-m", "copilot_driver.harness", "--sandbox", settings.sandbox],
             env=env,
             stdout=subprocess.PIPE,
             text=True,
@@ -136,23 +139,54 @@ def main() -> int:
     print(f"--- exit status: {run.returncode} ---")
     events = sorted(state_dir.glob("*/events.jsonl"), key=lambda p: p.stat().st_mtime)
     if events:
+        timeline = load_timeline(events[-1])
         print("--- timeline ---")
-        print(render_text(load_timeline(events[-1])).rstrip())
+        print(render_text(timeline).rstrip())
         print(f"events file: {events[-1]}")
         print(f"notes.txt still there: {(workspace / 'notes.txt').exists()}")
-        print(TRY_NEXT.format(session=events[-1].parent))
+        print(try_next(settings, events[-1].parent, timeline))
     return run.returncode
 
 
-TRY_NEXT = """--- try next ---
-- the run's report, as the step summary shows it:
-    copilot-driver-report {session} --format markdown
-- the same requests under another policy (here `rm` is allowed too):
-    DEMO_ALLOW='shell(ls:*) shell(rm:*) read' make demo
-- the same run on a GitHub token, as most users run it (a local fake of GitHub):
-    DEMO_AUTH=token make demo
-- your own prompt, policy and model: the README's Install and Tool permissions
-  sections (a real model needs a token: see Tokens)"""
+def try_next(settings: DemoSettings, session: Path, timeline: Timeline) -> str:
+    """What to try next, each a command that works pasted into a fresh shell here."""
+    cwd = Path.cwd()
+    suggested = [
+        permission.policy.allow_rule
+        for permission in timeline.permissions
+        if permission.policy is not None and permission.policy.allow_rule is not None
+    ]
+    widened = list(dict.fromkeys([*settings.rules, *suggested]))
+    # What this run was given beyond the defaults goes on with every suggestion.
+    carried = {"DEMO_AUTH": "token"} if settings.auth == "token" else {}
+    if settings.sandbox == "off":
+        carried["DEMO_SANDBOX"] = "off"
+    lines = [
+        "--- try next ---",
+        "- the run's report, as the step summary shows it:",
+        f"    {report_command(session, cwd)}",
+    ]
+    if widened != list(settings.rules):
+        lines += [
+            "- the same requests, with the rule the log suggested added (DEMO_ALLOW is a JSON",
+            "  array of rules):",
+            f"    {demo_command(cwd, os.environ, DEMO_ALLOW=allow_value(widened), **carried)}",
+        ]
+    elif tuple(settings.rules) != DEMO_RULES:
+        lines += [
+            "- the demo's own policy again, which denies the `rm`:",
+            f"    {demo_command(cwd, os.environ, **carried)}",
+        ]
+    if settings.auth != "token":
+        lines += [
+            "- the same run on a GitHub token, as most users run it (a local fake of GitHub):",
+            f"    {demo_command(cwd, os.environ, **carried, DEMO_AUTH='token')}",
+        ]
+    lines += [
+        "- your own prompt, policy and model: the README's Install and Tool permissions",
+        "  sections (a real model needs a token: see Tokens)",
+    ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ TEST_MODEL = "gpt-4.1"
 TEST_PROVIDER_KEY = "scripted-provider-key-7f3a9c2e"
 """A recognisable provider key, long enough that redaction never mangles other text."""
 
-_PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "TZ")
+_PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "TZ", "XDG_CACHE_HOME")
+"""XDG_CACHE_HOME too: the CLI's unpacked package, and the driver's lazy-loading cache
+(`copilot_driver.sdk_loading.folder`), are where the test run's own processes put them."""
 
 
 def sidecar_environment(
@@ -76,11 +78,13 @@ def start_test_sidecar(
     cache_home: Path | None = None,
     extra_env: Mapping[str, str] | None = None,
     ready_timeout: float = 60.0,
+    token: str | None = None,
 ) -> TestSidecar:
-    """Start the real Copilot CLI as a sidecar under `workdir` with a fresh token."""
+    """Start the real Copilot CLI as a sidecar under `workdir` with a fresh token (or
+    `token`, as a user who starts the sidecar by hand gives it)."""
     home = workdir / "sidecar-home"
     home.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_hex(32)
+    token = secrets.token_hex(32) if token is None else token
     env = sidecar_environment(home, model_base_url=model_base_url, cache_home=cache_home)
     env.update(extra_env or {})
     process = Sidecar.start(

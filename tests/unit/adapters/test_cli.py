@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from unit.adapters.conftest import Pids
 
 SECRET = "sekret-gh-token-value-42"
+ERROR = "[copilot-driver-adapters] error: "
 TRANSCRIPT = Path(__file__).parents[2] / "data" / "copilot-cli" / "plain-prompt.jsonl"
 TRANSCRIPT_SESSION_ID = "d28a6049-3cdb-4b9e-8a01-29d7c44bffe8"
 EVENT_TYPES = {t.value for t in EventType}
@@ -167,7 +168,10 @@ def _assert_no_secret(result: Result) -> None:
 def test_no_arguments(cli: Cli) -> None:
     result = cli.run()
     assert result.code == 2
-    assert "usage:" in result.stderr
+    assert result.stderr == (
+        f"{ERROR}the following arguments are required: run "
+        "(`python -m copilot_driver.adapters --help` lists the options)\n"
+    )
     assert result.stdout == ""
 
 
@@ -216,7 +220,9 @@ def test_help_lists_the_exit_codes(cli: Cli) -> None:
 def test_usage_errors(cli: Cli, args: list[str], expected: str) -> None:
     result = cli.run(*args)
     assert result.code == 2
-    assert expected in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(ERROR)
+    assert expected in line
     assert result.stdout == ""
     assert cli.invocations() == []
 
@@ -289,18 +295,15 @@ def test_bad_prompt_file(cli: Cli, content: bytes | None, expected: str) -> None
 # -- the session cannot start: exit 3 ------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "workspace",
-    ["missing", "file", "relative"],
-)
+@pytest.mark.parametrize("workspace", ["missing", "file"])
 def test_invalid_workspace(cli: Cli, workspace: str) -> None:
     (cli.tmp_path / "file").write_text("not a directory")
-    path = {"missing": str(cli.tmp_path / "nope"), "file": str(cli.tmp_path / "file")}.get(
-        workspace, "workspace"
-    )
+    path = cli.tmp_path / {"missing": "nope", "file": "file"}[workspace]
     result = cli.run("run", "--kind", "copilot-cli", "--workspace", path, "--prompt", "hi")
     assert result.code == 3
-    assert "invalid_workspace_cwd" in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"{ERROR}the session could not start: invalid_workspace_cwd: ")
+    assert line.endswith("; give --workspace an existing directory")
     assert result.stdout == ""
     assert cli.invocations() == []
 
@@ -318,8 +321,9 @@ def test_agent_command_not_found(cli: Cli) -> None:
     path = cli.workflow("---\nagent:\n  kind: copilot-cli\n  command: /nonexistent/copilot\n---\n")
     result = cli.run("run", "--workflow", path, "--workspace", cli.workspace, "--prompt", "hi")
     assert result.code == 3
-    assert "agent_not_found" in result.stderr
-    assert "/nonexistent/copilot" in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"{ERROR}the session could not start: agent_not_found: ")
+    assert "/nonexistent/copilot" in line
 
 
 def test_copilot_not_on_path(cli: Cli) -> None:
@@ -331,7 +335,7 @@ def test_copilot_not_on_path(cli: Cli) -> None:
 def test_broken_copilot_fails_the_canary(cli: Cli) -> None:
     result = cli.turn("hi", env={"FAKE_VERSION_FAILS": "1"})
     assert result.code == 3
-    assert "agent_not_found" in result.stderr
+    assert f"{ERROR}the session could not start: agent_not_found: " in result.stderr
     assert "--version failed" in result.stderr
     assert cli.invocations() == []
 
@@ -386,21 +390,27 @@ def test_resume_option_resumes_from_the_first_turn(cli: Cli) -> None:
     assert argv[argv.index("--resume") + 1] == "earlier-session"
 
 
-def test_max_turns_from_the_workflow(cli: Cli) -> None:
+def test_more_prompts_than_max_turns_is_refused_before_any_turn(cli: Cli) -> None:
     path = cli.workflow("---\nagent:\n  kind: copilot-cli\n  max_turns: 1\n---\n")
     result = cli.run(
         "run", "--workflow", path, "--workspace", cli.workspace,
         "--prompt", "one", "--prompt", "two",
     )  # fmt: skip
-    assert result.code == 1
-    assert "max_turns reached" in result.stderr
-    assert len(cli.invocations()) == 1
+    assert result.code == 2
+    assert result.stderr == (
+        f"{ERROR}2 prompts, one turn each, but agent.max_turns is 1 ({path}); "
+        "give at most 1 --prompt, or raise agent.max_turns\n"
+    )
+    assert cli.invocations() == []
 
 
 def test_a_failing_copilot(cli: Cli) -> None:
     result = cli.turn("hi", env={"FAKE_MODE": "fail"})
     assert result.code == 1
-    assert "Error: boom" in result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.startswith(ERROR)]
+    assert line.startswith(f"{ERROR}turn 1 of session ")
+    assert "port_exit: " in line
+    assert "Error: boom" in line
     events = result.events()
     assert events[-1]["type"] == "turn_failed"
     assert events[-1]["error_kind"] == "port_exit"
@@ -451,7 +461,7 @@ def test_a_signal_stops_the_run_and_the_agent(
             process.kill()
             process.communicate()
     assert process.returncode == code, stderr
-    assert f"stopped by {signum.name}" in stderr
+    assert stderr.endswith(f"{ERROR}stopped by {signum.name}\n")
     assert pids.gone(pid)
     assert json.loads(stdout.splitlines()[-1])["type"] == "turn_cancelled"
 
@@ -465,3 +475,166 @@ def test_secrets_never_reach_stdout_or_stderr(cli: Cli) -> None:
     messages = [event.get("message", "") for event in result.events()]
     assert "your token is ***" in messages
     assert "using token ***" in result.stderr  # the agent's stderr, logged at debug level
+
+
+# -- every problem before anything starts, at once -------------------------------
+
+
+def _errors(result: Result) -> list[str]:
+    lines = result.stderr.splitlines()
+    assert all(line.startswith(ERROR) for line in lines), result.stderr
+    return [line.removeprefix(ERROR) for line in lines]
+
+
+def test_every_problem_is_reported_at_once_before_anything_starts(cli: Cli) -> None:
+    path = cli.workflow(
+        "---\nagent:\n  kind: copilot-cli\n  max_turn: 5\ncopilot-cli:\n  modle: x\n---\n"
+    )
+    result = cli.run(
+        "run", "--workflow", path, "--workspace", cli.tmp_path / "nope",
+        "--prompt", "", "--prompt", " \n", "--resume", "",
+    )  # fmt: skip
+    assert result.code == 2
+    errors = _errors(result)
+    assert [line.split(":")[0] for line in errors] == [
+        str(path),
+        str(path),
+        "the prompt is empty (--prompt number 1); give it the task to do",
+        "the prompt is empty (--prompt number 2); give it the task to do",
+        "--resume is empty; give the session_id an earlier run printed on its events, or "
+        "leave --resume out",
+        "the session could not start",
+    ]
+    assert "agent.max_turn: unknown field" in errors[0]
+    assert "copilot-cli.modle: unknown field" in errors[1]
+    assert "the workspace " in errors[5]
+    assert "does not exist; give --workspace an existing directory" in errors[5]
+    assert result.stdout == ""
+    assert cli.invocations() == []
+
+
+def test_start_problems_alone_exit_3_and_are_all_reported(cli: Cli) -> None:
+    result = cli.run(
+        "run", "--kind", "copilot-cli", "--workspace", cli.tmp_path / "nope", "--prompt", "hi",
+        env={"PATH": str(cli.tmp_path / "empty-bin")},
+    )  # fmt: skip
+    assert result.code == 3
+    errors = _errors(result)
+    assert len(errors) == 2
+    assert errors[0].startswith("the session could not start: invalid_workspace_cwd: ")
+    assert errors[1].startswith("the session could not start: agent_not_found: ")
+
+
+@pytest.mark.parametrize("relative", ["workspace", "./workspace", "workspace/../workspace"])
+def test_a_relative_workspace_is_taken_from_the_current_directory(cli: Cli, relative: str) -> None:
+    result = cli.run("run", "--kind", "copilot-cli", "--workspace", relative, "--prompt", "hi")
+    assert result.code == 0, result.stderr
+    started = result.events()[0]["message"]
+    assert started.startswith(f"copilot started in {cli.tmp_path / relative} (pid ")
+    assert len(cli.invocations()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argument", "says"),
+    [
+        ("--workspace=", "--workspace is empty; give the directory the agent works in"),
+        ("--workspace=~/nope", "--workspace '~/nope' starts with ~, which the shell expands"),
+    ],
+    ids=["empty", "tilde-after-equals"],
+)
+def test_an_unusable_workspace_argument_is_a_usage_error(
+    cli: Cli, argument: str, says: str
+) -> None:
+    result = cli.run("run", "--kind", "copilot-cli", argument, "--prompt", "hi")
+    assert result.code == 2
+    [error] = _errors(result)
+    assert error.startswith(says)
+    assert cli.invocations() == []
+
+
+def test_a_relative_workspace_on_an_ssh_host_is_a_usage_error(cli: Cli) -> None:
+    path = cli.workflow("---\nagent:\n  kind: copilot-cli\nworker:\n  ssh_hosts: [build-1]\n---\n")
+    result = cli.run("run", "--workflow", path, "--workspace", "workspace", "--prompt", "hi")
+    assert result.code == 2
+    assert _errors(result)[0] == (
+        "--workspace 'workspace' is relative, but with worker.ssh_hosts the workspace is on "
+        "the SSH host; give its absolute path there"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mcp_config", "says"),
+    [
+        ("missing.json", "copilot-cli.mcp_config: cannot read {ws}/missing.json (No such file"),
+        ("'@bad.json'", "copilot-cli.mcp_config: {ws}/bad.json is not valid JSON"),
+        ("'{\"mcpServers\": '", "copilot-cli.mcp_config: the inline JSON is not valid JSON"),
+    ],
+    ids=["missing-file", "file-not-json", "inline-not-json"],
+)
+def test_an_mcp_config_the_cli_would_refuse_is_found_before_it_starts(
+    cli: Cli, mcp_config: str, says: str
+) -> None:
+    (cli.workspace / "bad.json").write_text("not json")
+    path = cli.workflow(
+        f"---\nagent:\n  kind: copilot-cli\ncopilot-cli:\n  mcp_config: {mcp_config}\n---\n"
+    )
+    result = cli.run("run", "--workflow", path, "--workspace", cli.workspace, "--prompt", "hi")
+    assert result.code == 2
+    [error] = _errors(result)
+    assert error.startswith(f"{path}: {says.format(ws=cli.workspace)}")
+    assert cli.invocations() == []
+
+
+def test_an_mcp_config_file_in_the_workspace_is_passed_on(cli: Cli) -> None:
+    (cli.workspace / "mcp.json").write_text('{"mcpServers": {}}')
+    path = cli.workflow(
+        "---\nagent:\n  kind: copilot-cli\ncopilot-cli:\n  mcp_config: mcp.json\n---\n"
+    )
+    result = cli.run("run", "--workflow", path, "--workspace", cli.workspace, "--prompt", "hi")
+    assert result.code == 0, result.stderr
+    [argv] = cli.invocations()
+    assert argv[argv.index("--additional-mcp-config") + 1] == "@mcp.json"
+
+
+@pytest.mark.parametrize("resume", ["-x", "two words", "a\tb"])
+def test_a_resume_value_that_is_no_session_id_is_a_usage_error(cli: Cli, resume: str) -> None:
+    result = cli.turn("hi", extra=(f"--resume={resume}",))
+    assert result.code == 2
+    [error] = _errors(result)
+    assert error.startswith(f"--resume {resume!r} is not a session id; give the session_id")
+    assert cli.invocations() == []
+
+
+def test_the_tool_loop_on_ssh_hosts_is_a_workflow_error(cli: Cli) -> None:
+    path = cli.workflow(
+        "---\nagent:\n  kind: tool-loop\ntool-loop:\n  base_url: http://127.0.0.1:9/v1\n"
+        "  model: m\nworker:\n  ssh_hosts: [build-1]\n---\n"
+    )
+    result = cli.run("run", "--workflow", path, "--workspace", cli.workspace, "--prompt", "hi")
+    assert result.code == 2
+    assert _errors(result) == [
+        f"{path}: worker.ssh_hosts: the tool-loop agent runs in this process on local files, "
+        "never on an SSH host; remove worker.ssh_hosts"
+    ]
+
+
+def test_the_log_level_takes_any_case(cli: Cli) -> None:
+    result = cli.turn("hi", extra=("--log-level", "WARNING"))
+    assert result.code == 0, result.stderr
+    assert "INFO" not in result.stderr
+
+
+def test_without_the_extra_the_refusal_takes_the_shared_form(cli: Cli) -> None:
+    """-S: no site-packages, so the adapters' extra (PyYAML, httpx-sse) is missing."""
+    src = Path(__file__).parents[3] / "src"
+    result = subprocess.run(
+        [sys.executable, "-S", "-m", "copilot_driver.adapters", "run", "--kind", "copilot-cli",
+         "--workspace", str(cli.workspace), "--prompt", "hi"],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(src)},
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"{ERROR}the adapters need PyYAML, httpx-sse, which the driver alone does not "
+        "install; pip install 'copilot-driver[adapters]'\n"
+    )

@@ -96,7 +96,7 @@ def test_t_csd_001_missing_prompt_is_a_config_error(
         env["GH_AW_PROMPT"] = value
     problem = _only_problem(env, tmp_path)
     assert "GH_AW_PROMPT" in problem
-    assert "not set" in problem
+    assert ("not set" if value is None else "is set but blank") in problem
 
 
 @pytest.mark.parametrize("value", [None, "", "   ", "\t"])
@@ -109,7 +109,7 @@ def test_t_csd_002_missing_sdk_uri_is_a_config_error(
         env["COPILOT_SDK_URI"] = value
     problem = _only_problem(env, tmp_path)
     assert "COPILOT_SDK_URI" in problem
-    assert "not set" in problem
+    assert ("not set" if value is None else "is set but blank") in problem
 
 
 @pytest.mark.parametrize("value", [None, "", "   ", "\n\t "])
@@ -122,7 +122,7 @@ def test_t_csd_003_missing_connection_token_is_a_config_error(
         env["COPILOT_CONNECTION_TOKEN"] = value
     problem = _only_problem(env, tmp_path)
     assert "COPILOT_CONNECTION_TOKEN" in problem
-    assert "not set" in problem
+    assert ("not set" if value is None else "is set but blank") in problem
 
 
 def test_t_csd_003_error_text_never_contains_the_token(env: dict[str, str], tmp_path: Path) -> None:

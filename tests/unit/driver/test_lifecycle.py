@@ -363,7 +363,9 @@ def test_the_guard_stops_inference_at_the_threshold(
     assert entries[-1]["errorKind"] == "tool_denials_exceeded"
     assert behaviour["withheld"].done()  # released by the cleanup, not left hanging
     events = (config.session_state_base_dir / "session-1" / "events.jsonl").read_text()
-    *denials, guard = [json.loads(line) for line in events.splitlines()]
+    policy, *denials, guard = [json.loads(line) for line in events.splitlines()]
+    assert policy["type"] == "policy.in_force"
+    assert policy["data"] == guarded.permissions.in_force().to_json()
     assert [d["type"] for d in denials] == ["policy.denial"] * 3
     assert all(d["data"]["reason"] and "allowRule" in d["data"] for d in denials)
     assert guard["type"] == "guard.tool_denials_exceeded"

@@ -27,6 +27,7 @@ def test_to_json_has_the_documented_keys_and_values() -> None:
         "sessionId": "sess-1",
         "error": None,
         "errorKind": None,
+        "policy": None,
     }
 
 
@@ -71,6 +72,7 @@ def test_write_result_writes_valid_json_with_secrets_masked(tmp_path: Path) -> N
         "sessionId": "sess-2",
         "error": "rejected token ***",
         "errorKind": "session_error",
+        "policy": None,
     }
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"], "no temp file left"
 

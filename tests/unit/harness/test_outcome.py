@@ -9,7 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copilot_driver.harness.credentials import ACCEPTED_TOKENS, Tokens
-from copilot_driver.harness.outcome import explain
+from copilot_driver.harness.outcome import (
+    EXIT_STATUS_OF_KIND,
+    brief_cause,
+    explain,
+    refusal_title,
+)
 from copilot_driver.vocabulary import DriverErrorKind, HarnessErrorKind
 
 
@@ -236,3 +241,64 @@ def test_github_out_of_reach_names_the_refused_hosts_without_their_counts() -> N
 def test_an_account_failure_is_explained_by_its_kind_whatever_the_exit_status(kind: str) -> None:
     assert explain(1, kind, "said") == explain(2, kind, "said")
     assert explain(2, kind, "said").title != "The run's configuration is invalid"
+
+
+# -- the cause, said once ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "cause"),
+    [
+        (
+            "the session failed: 400 bad request sessionId=9f2 errorKind=session_error "
+            "exitCode=1 hasOutput=false durationMs=1795 resultFile=/tmp/s/result.json",
+            "the session failed: 400 bad request",
+        ),
+        (
+            'stopped sessionId=9f2 errorKind=interrupted resultFile="/tmp/a b/result.json"',
+            "stopped",
+        ),
+        # The JSON format's message, and one whose own words hold `key=value`: as they are.
+        ("the session failed: 400 bad request", "the session failed: 400 bad request"),
+        ("the model said a=b", "the model said a=b"),
+        ("fields errorKind=x at the start only", "fields errorKind=x at the start only"),
+        ("errorKind=session_error", "errorKind=session_error"),
+        # Each line alone: a configuration refusal lists every problem.
+        (
+            "A is not set: set it\nthe send failed errorKind=x exitCode=1",
+            "A is not set: set it\nthe send failed",
+        ),
+    ],
+)
+def test_the_cause_is_the_drivers_message_without_the_text_formats_fields(
+    said: str, cause: str
+) -> None:
+    assert brief_cause(said) == cause
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="\n"), max_size=60))
+def test_a_message_alone_survives_the_fields_a_text_log_line_appends(message: str) -> None:
+    """What the text formatter appends (`logs.TextEntryFormatter`) comes off, whatever the
+    message, unless the message itself ends in fields."""
+    line = f"{message} sessionId=abc errorKind=session_error exitCode=1"
+    cut = brief_cause(line)
+    assert line.startswith(cut)
+    if not message.strip():
+        assert cut == line  # nothing but the fields: they stay
+    elif not re.search(r" [A-Za-z]\w*=\S+\Z", message):
+        assert cut == message
+
+
+def test_a_refusal_of_several_problems_counts_them_in_its_title() -> None:
+    assert refusal_title("No credential for the Copilot CLI", 1) == (
+        "No credential for the Copilot CLI"
+    )
+    assert refusal_title("No credential for the Copilot CLI", 3) == (
+        "3 problems stop the run before it starts"
+    )
+
+
+def test_every_kind_of_the_harness_has_its_documented_exit_status() -> None:
+    """driver_failed takes the driver's own status; every other kind has one here (the
+    docs' table is checked against this in tests/e2e/test_harness_statuses_e2e.py)."""
+    assert set(EXIT_STATUS_OF_KIND) == set(HarnessErrorKind) - {HarnessErrorKind.DRIVER_FAILED}

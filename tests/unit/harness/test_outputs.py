@@ -7,6 +7,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.console import PREFIX, Console
 from copilot_driver.harness.outputs import Ending, FinishedRun, Outputs
@@ -15,6 +17,7 @@ from copilot_driver.harness.sandbox import SandboxSettings
 from copilot_driver.redaction import Redactor
 from copilot_driver.report import SANDBOX_FILE
 from copilot_driver.vocabulary import EVENTS_FILE_NAME, SIDECAR_LOG_NAME, HarnessErrorKind
+from helpers.actions_runner import read_file_commands
 
 SECRET = "f3c1a9e07b2d4c6e8a0b1c2d3e4f5a6b"
 
@@ -85,3 +88,91 @@ def test_lines_the_driver_already_showed_are_not_said_twice(tmp_path: Path) -> N
         f"{PREFIX} how to fix: `python -m copilot_driver --help` lists every variable the "
         "driver reads"
     ]
+
+
+def test_a_refusal_is_one_error_line_per_problem_with_no_separate_fix(tmp_path: Path) -> None:
+    message = "COPILOT_MODEL is not set: set it\nthe prompt file x.md does not exist: give it"
+    ending = Ending(ExitCode.CONFIG, HarnessErrorKind.CONFIG, message, refused=True)
+    stderr, _ = tell(finished(tmp_path, ending), {}, in_actions=True)
+    lines = stderr.splitlines()
+    assert lines[:2] == [
+        f"{PREFIX} error: COPILOT_MODEL is not set: set it",
+        f"{PREFIX} error: the prompt file x.md does not exist: give it",
+    ]
+    assert "how to fix" not in stderr
+    (annotation,) = [line for line in lines if line.startswith("::error")]
+    assert annotation.startswith("::error title=2 problems stop the run before it starts::")
+
+
+def write_policy(tmp_path: Path, where: str) -> None:
+    policy = {
+        "mode": "scoped",
+        "source": "GH_AW_COPILOT_SDK_PERMISSIONS",
+        "allowedTools": ["read"],
+        "deniedTools": [],
+        "summary": "1 rule: read (from GH_AW_COPILOT_SDK_PERMISSIONS)",
+    }
+    session = tmp_path / "state" / "session-1"
+    if where == "result.json":
+        (session / "result.json").write_text(json.dumps({"exitCode": 0, "policy": policy}))
+    else:
+        record = {"type": "policy.in_force", "data": policy, "timestamp": "2026-01-01T00:00:00Z"}
+        (session / EVENTS_FILE_NAME).write_text(json.dumps(record) + "\n")
+
+
+@pytest.mark.parametrize("where", ["result.json", "the events file's first record"])
+def test_the_policy_in_force_is_said_last_and_is_a_step_output(tmp_path: Path, where: str) -> None:
+    run = finished(tmp_path, Ending(ExitCode.OK))
+    write_policy(tmp_path, where)
+    outputs = tmp_path / "github-output"
+    stderr, _ = tell(run, {"GITHUB_OUTPUT": str(outputs)})
+    assert stderr == (
+        f"{PREFIX} tool policy in force: 1 rule: read (from GH_AW_COPILOT_SDK_PERMISSIONS)\n"
+    )
+    said = read_file_commands(outputs.read_text())
+    assert said["policy-mode"] == "scoped"
+    assert said["policy"] == "1 rule: read (from GH_AW_COPILOT_SDK_PERMISSIONS)"
+
+
+def test_without_a_policy_the_outputs_are_empty_and_nothing_is_said(tmp_path: Path) -> None:
+    outputs = tmp_path / "github-output"
+    stderr, _ = tell(finished(tmp_path, Ending(ExitCode.OK)), {"GITHUB_OUTPUT": str(outputs)})
+    assert stderr == ""
+    said = read_file_commands(outputs.read_text())
+    assert (said["policy-mode"], said["policy"]) == ("", "")
+
+
+def test_a_text_format_cause_is_said_without_its_fields(tmp_path: Path) -> None:
+    cause = (
+        "the session failed: 400 no sessionId=abc errorKind=session_error exitCode=1 "
+        'resultFile="/tmp/a b/result.json"'
+    )
+    ending = Ending(ExitCode.FAILURE, "session_error", cause)
+    stderr, _ = tell(finished(tmp_path, ending), {})
+    assert stderr.splitlines()[0] == f"{PREFIX} error: the session failed: 400 no"
+
+
+def test_a_cause_that_quotes_output_is_one_error_line_then_the_quote(tmp_path: Path) -> None:
+    cause = "the Copilot CLI sidecar could not start: it exited; its last output:\nfatal: bind"
+    ending = Ending(ExitCode.SIDECAR_START_FAILED, HarnessErrorKind.SIDECAR_START_FAILED, cause)
+    stderr, _ = tell(finished(tmp_path, ending), {})
+    assert [line for line in stderr.splitlines() if " error: " in line] == [
+        f"{PREFIX} error: the Copilot CLI sidecar could not start: it exited; its last output:"
+    ]
+    assert f"{PREFIX} fatal: bind" in stderr.splitlines()
+
+
+def test_a_step_file_that_cannot_be_written_is_one_error_line_naming_the_fix(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    env = {"GITHUB_OUTPUT": str(folder), "GITHUB_STEP_SUMMARY": str(folder)}
+    stderr, stdout = tell(finished(tmp_path, Ending(ExitCode.OK), answer="done\n"), env)
+    assert stderr.splitlines() == [
+        f"{PREFIX} error: cannot write the step outputs to {folder}: Is a directory; "
+        "GITHUB_OUTPUT must name a file this user can append to (the runner sets it)",
+        f"{PREFIX} error: could not write the step summary to {folder}: Is a directory; "
+        "GITHUB_STEP_SUMMARY must name a file this user can append to (the runner sets it)",
+    ]
+    assert stdout == "done\n"  # the run's account goes on

@@ -56,7 +56,11 @@ def test_the_harness_warns_before_anything_starts(tmp_path: Path) -> None:
     create (a file stands where the folder would be)."""
     blocker = tmp_path / "a-file"
     blocker.write_text("")
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("Say hello.\n")
     env = {
+        "GH_AW_PROMPT": str(prompt),
+        "COPILOT_MODEL": "gpt-5-mini",
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
         "COPILOT_CLI_PATH": "/bin/true",
@@ -79,3 +83,36 @@ def test_the_harness_warns_before_anything_starts(tmp_path: Path) -> None:
     assert "the driver approves every tool request" in run.stderr
     title = escape_property(NO_POLICY_TITLE)
     assert f"::warning title={title}::no tool policy" in run.stderr
+    assert "cannot create the session state folder" in run.stderr
+
+
+def test_a_run_that_cannot_start_names_the_misspelt_variable_beside_the_problem(
+    tmp_path: Path,
+) -> None:
+    """The model left out, and a near miss of its variable set: the warning says which
+    was meant, the error what is missing; the policy warning waits for a run that starts."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "COPILOT_CLI_PATH": "/bin/true",
+        "COPILOT_GITHUB_TOKEN": "github_pat_" + "x" * 30,
+        "COPILOT_MODLE": "gpt-5-mini",
+        "GH_AW_PROMPT": str(tmp_path / "prompt.md"),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    (tmp_path / "prompt.md").write_text("Say hello.\n")
+    run = subprocess.run(
+        [sys.executable, "-P", "-m", "copilot_driver.harness", "--sandbox", "off"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.splitlines() == [
+        "[copilot-driver-harness] warning: COPILOT_MODLE is not a variable copilot-driver "
+        "reads; did you mean COPILOT_MODEL?",
+        "[copilot-driver-harness] error: COPILOT_MODEL is not set: set it to the model name "
+        "(e.g. gpt-5-mini)",
+    ]

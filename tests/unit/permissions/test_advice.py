@@ -43,6 +43,36 @@ def test_a_near_miss_names_the_rule_probably_meant(rule: str, suggestion: str) -
 
 
 @pytest.mark.parametrize(
+    ("rule", "suggestion", "reason"),
+    [
+        ("*", None, "`*` is no wildcard"),
+        ("**", None, "`*` is no wildcard"),
+        ("*(*)", None, "`*` is no wildcard"),
+        ("git*", None, "`*` is no wildcard"),
+        ("github(*)", "github", "the server's name alone grants every tool"),
+        ("read(*)", "read", "`read` takes no argument"),
+        ("write(src/*)", "write", "`write` takes no argument"),
+        ("url(https://example.com)", "web_fetch", "`web_fetch` takes no argument"),
+    ],
+)
+def test_a_wildcard_or_argument_that_grants_nothing_is_named(
+    rule: str, suggestion: str | None, reason: str
+) -> None:
+    (problem,) = rule_problems([rule], "allowedTools in GH_AW_COPILOT_SDK_PERMISSIONS")
+    assert problem.suggestion == suggestion
+    assert reason in problem.reason
+    # The policy's decision is what it was: the rule grants none of the requests meant.
+    policy = Policy(PermissionConfig(allowed_tools=(rule,), source="X"))
+    for request in (
+        {"kind": "read", "path": "/w/a"},
+        {"kind": "write", "fileName": "/w/src/a"},
+        {"kind": "url", "url": "https://example.com"},
+        {"kind": "mcp", "serverName": "github", "toolName": "github-x", "toolTitle": "x"},
+    ):
+        assert not policy.decide(request).allowed
+
+
+@pytest.mark.parametrize(
     "rule",
     [
         "read",

@@ -16,6 +16,11 @@ from copilot_driver.report import load_timeline, render_markdown, render_text
 from copilot_driver.report.cli import main
 from helpers.report_samples import GUARD_STOP, POLICY_DENIAL_SESSION, TOOLS_AND_DENIAL
 
+GIVE = (
+    "give the session's events.jsonl or its folder (the driver's log names the result.json "
+    "beside it), or the state folder holding the session folders"
+)
+
 
 def test_main_markdown_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(TOOLS_AND_DENIAL), "--format", "markdown"]) == 0
@@ -42,9 +47,9 @@ def test_main_missing_file_is_a_one_line_error(
 
     out, err = capsys.readouterr()
     assert out == ""
-    assert err.count("\n") == 1
-    assert err.startswith("copilot-driver-report: error: cannot read ")
-    assert str(missing) in err
+    assert err == (
+        f"[copilot-driver-report] error: cannot read {missing}: No such file or directory; {GIVE}\n"
+    )
 
 
 def test_main_survives_lone_surrogates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,10 +114,10 @@ def test_a_state_folder_reports_its_newest_session_and_names_the_others(tmp_path
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == render_markdown(load_timeline(newest / "events.jsonl"))
     assert completed.stderr == (
-        f"copilot-driver-report: note: {tmp_path} holds no events.jsonl of its own; reporting "
+        f"[copilot-driver-report] note: {tmp_path} holds no events.jsonl of its own; reporting "
         f"the newest of its 3 sessions, ba2f-newest (events.jsonl modified 2027-01-15 08:00:00 "
         f"UTC): {newest / 'events.jsonl'}\n"
-        "copilot-driver-report: note: 2 other sessions, newest first: "
+        "[copilot-driver-report] note: 2 other sessions, newest first: "
         "older (2023-11-14 22:13:20 UTC), oldest (2020-09-13 12:26:40 UTC)\n"
     )
 
@@ -154,9 +159,9 @@ def test_a_folder_without_any_events_file_names_both_places_expected(tmp_path: P
     assert completed.returncode == 2
     assert completed.stdout == ""
     assert completed.stderr == (
-        f"copilot-driver-report: error: {tmp_path} is a folder without events.jsonl and "
+        f"[copilot-driver-report] error: {tmp_path} is a folder without events.jsonl and "
         f"without session folders holding one (expected {tmp_path / 'events.jsonl'} or "
-        f"{tmp_path / '<sessionId>' / 'events.jsonl'})\n"
+        f"{tmp_path / '<sessionId>' / 'events.jsonl'}); {GIVE}\n"
     )
 
 
@@ -169,7 +174,7 @@ def test_result_json_reports_the_events_file_beside_it(tmp_path: Path) -> None:
     assert completed.stdout == render_text(load_timeline(folder))
     assert "Turn 1: TIDY the workspace" in completed.stdout  # not "No events."
     assert completed.stderr == (
-        f"copilot-driver-report: note: {folder / 'result.json'} is the driver's result file; "
+        f"[copilot-driver-report] note: {folder / 'result.json'} is the driver's result file; "
         f"reporting the events file beside it, {folder / 'events.jsonl'}\n"
     )
 
@@ -183,8 +188,9 @@ def test_result_json_without_events_beside_it_names_the_file_expected(tmp_path: 
     assert completed.returncode == 2
     assert completed.stdout == ""
     assert completed.stderr == (
-        f"copilot-driver-report: error: {result} is the driver's result file, not an events "
-        f"file, and there is no events.jsonl beside it (expected {tmp_path / 'events.jsonl'})\n"
+        f"[copilot-driver-report] error: {result} is the driver's result file, not an events "
+        f"file, and there is no events.jsonl beside it (expected {tmp_path / 'events.jsonl'}); "
+        f"{GIVE}\n"
     )
 
 
@@ -203,4 +209,21 @@ def test_help_names_the_command_and_describes_path_and_format() -> None:
     assert "the newest session, by its events file's modification time, is reported" in help_text
     assert "--format {text,markdown} text (the default): plain ASCII for a terminal;" in help_text
     assert "markdown: GitHub markdown with tables and a Mermaid gantt chart" in help_text
-    assert "Exit status: 0 with the report on stdout; 2 when there is no events file" in help_text
+    assert (
+        "Exit status: 0 with the report on stdout (an empty events.jsonl, a run that has "
+        "written no event yet, is reported as such); 2, with one error line on stderr, when "
+        "there is no events file to read, or PATH is not one (no line of it is an event "
+        "record: a JSON object with a `type`)."
+    ) in help_text
+
+
+def test_a_usage_error_is_one_line_in_the_shared_form() -> None:
+    completed = _command("--format", "html", "events.jsonl")
+
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    assert completed.stderr.count("\n") == 1
+    assert completed.stderr.startswith(
+        "[copilot-driver-report] error: argument --format: invalid choice: 'html' (choose from "
+    )
+    assert completed.stderr.endswith("(`copilot-driver-report --help` lists the options)\n")

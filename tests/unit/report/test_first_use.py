@@ -60,7 +60,7 @@ def test_the_event_span_and_the_drivers_duration_are_labelled_apart(tmp_path: Pa
     text = render_text(timeline)
     assert "lasted" not in text
     assert " wall" not in text
-    assert "  event span   261 ms, from the first event in the file to the last\n" in text
+    assert "  event span   261 ms, from the session's first event to its last\n" in text
     assert (
         "  driver time  2.64 s, from sending the prompt to completion (result.json durationMs)\n"
     ) in text

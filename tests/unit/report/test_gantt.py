@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from copilot_driver.report import load_timeline, parse_timeline, render_markdown
 from copilot_driver.report.gantt import FAILED_BARS, MAX_BARS, gantt_chart
 from helpers.report_samples import (
@@ -103,12 +105,14 @@ def test_mermaid_labels_are_sanitised() -> None:
 
     tasks = block[CHART_HEADER + 1 :]
     assert tasks == [
-        "    bash echo a b echo c d e br :crit, t1, 0, 50",
-        '    tool title {"x" 1} :active, t2, 100, 101',
+        "    bash echo a#58;b#59; echo #96;c#96; #35; d #37;#37; e #60;br#62; :crit, t1, 0, 50",
+        '    tool title {"x"#58;1} :active, t2, 100, 101',
     ]
     for task in tasks:
         label = task.split(" :", 1)[0]
-        assert not set(label) & set(":;#`%<>\n")
+        assert not set(label) & set(":`%<>\n")
+        assert re.sub(r"#\d+;", "", label).count("#") == 0  # every `#` opens an entity code
+        assert re.sub(r"#\d+;", "", label).count(";") == 0
 
 
 def test_labels_mermaid_would_read_as_statements_are_prefixed() -> None:

@@ -8,7 +8,6 @@ from copilot_driver.report.markdown import (
     CALL_ROWS_LAST,
     FILES_LISTED,
     LISTED,
-    cell,
     code,
 )
 from copilot_driver.vocabulary import RunResult
@@ -39,7 +38,10 @@ def test_real_tools_and_denial_as_markdown() -> None:
     assert "| Time | 408 ms event span; model 24 ms, tools 107 ms |" in markdown
     assert "| Tool calls | 3 (2 ok, 1 denied) |" in markdown
     assert "| Premium requests | 0 |" in markdown
-    assert "| Files changed | none |" in markdown
+    assert (
+        "| Files changed | none by the editing tools (create, edit); not listed: what shell "
+        "commands changed (1 ran) |"  # git --version ran; rm victim.txt was denied
+    ) in markdown
     assert "| Outcome | answered |" in markdown
     assert "| Exit code |" not in markdown  # no result.json beside this file
     assert table_rows(markdown, "| Model | Requests |") == ["| gpt-4.1 | 3 | 30 | 15 | 0 | 0 |"]
@@ -74,8 +76,10 @@ def test_real_policy_denial_shows_the_reason_and_the_allow_rule() -> None:
 
     denials = markdown.split("### Denied permissions\n\n", 1)[1].split("\n\n", 1)[0]
     assert denials == (
-        f"- shell(rm victim.txt): denied: {cell(POLICY_REASON)}; allow with `shell(rm victim.txt)`"
+        "- shell(rm victim.txt): denied: `rm victim.txt` matches no shell rule; "
+        "allow with `shell(rm victim.txt)`"
     )
+    assert POLICY_REASON == "`rm victim.txt` matches no shell rule"
     assert "denied-interactively-by-user" not in markdown
     assert "| Exit code | 0 |" in markdown
     assert "| Error |" not in markdown
@@ -114,9 +118,13 @@ def test_usage_files_and_an_error_result() -> None:
         "| big-model | 1,234 | 1,234,567 | 8,910 | 11 | 12 |"
     ]
     assert "| Premium requests | 3 |" in markdown  # the snapshot's total, not the model's cost
-    assert "| Files changed | 35 files (+120 -7) |" in markdown
+    assert (
+        "| Files changed | 35 files (+120 -7) by the editing tools (create, edit); "
+        "not listed: what shell commands changed (none ran) |"
+    ) in markdown
     assert "model 1m01s" in markdown
-    listed = markdown.split("### Files changed\n\n", 1)[1].split("\n\n", 1)[0].split("\n")
+    section = "### Files changed by the editing tools (create, edit)\n\n"
+    listed = markdown.split(section, 1)[1].split("\n\n", 1)[0].split("\n")
     assert listed[0] == "- src/module\\_0.py"
     assert len(listed) == FILES_LISTED + 1
     assert listed[-1] == "- _... and 5 more files_"

@@ -154,8 +154,8 @@ def test_empty_file(tmp_path: Path) -> None:
     markdown = render_markdown(timeline)
 
     assert (timeline.lines, timeline.events, timeline.skipped) == (0, 0, 0)
-    assert timeline.outcome == "no events"
-    assert "No events." in text
+    assert timeline.outcome == "no events yet"
+    assert "\nNo events yet: the file holds no event record (a run still starting, or one " in text
     assert "input        0 lines, 0 events, 0 skipped" in text
     assert "No tool calls." in markdown
     assert "```mermaid" not in markdown
@@ -284,7 +284,10 @@ def test_a_denial_without_a_permission_event_is_shown_as_one() -> None:
     loose = [p for p in timeline.permissions if p.tool_call_id is None]
     assert [(p.summary, p.verdict) for p in loose] == [("shell(curl y)", "DENIED")]
     text = render_text(timeline)
-    assert "denied: not allowed; allow with `shell(rm x)`" in text
+    assert (
+        "              denied: not allowed; the rule that would allow it:\n"
+        "                shell(rm x)\n"
+    ) in text
     assert "denied: never; no allow rule can permit this" in text
 
 

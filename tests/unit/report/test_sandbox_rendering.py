@@ -19,6 +19,8 @@ from copilot_driver.report import (
     render_step_summary,
     render_text,
 )
+from copilot_driver.report.markdown import cell
+from copilot_driver.report.policy import NOT_RECORDED
 from copilot_driver.report.summary import SANDBOX_LISTED, SANDBOX_OFF_WARNING
 from helpers.report_samples import (
     DATA,
@@ -42,6 +44,8 @@ WORKSPACE = SandboxSummary(
 OFF = SandboxSummary(mode="off")
 SUCCESS = RunOutcome(0, None, None, None)
 WARNING_BLOCK = f"> [!WARNING]\n> {SANDBOX_OFF_WARNING}\n"
+POLICY_TABLE = f"| Field | Value |\n|---|---|\n| Policy | {cell(NOT_RECORDED)} |\n"
+"""A success at the first try: the policy alone (these runs' files do not record one)."""
 
 
 def _with(sandbox: SandboxSummary | None) -> Timeline:
@@ -141,7 +145,7 @@ def test_markdown_opens_with_a_warning_when_the_sandbox_was_off() -> None:
 def test_the_step_summary_shows_the_sandbox_before_the_session() -> None:
     markdown = render_step_summary(RunOutcome(0, None, None, None, sandbox=WORKSPACE), _with(None))
 
-    assert markdown.startswith("## Copilot run succeeded\n\n### Sandbox\n\n| Field | Value |\n")
+    assert markdown.startswith(f"## Copilot run succeeded\n\n{POLICY_TABLE}\n### Sandbox\n\n")
     assert "| Mode | workspace |" in markdown
     assert table_rows(markdown, "| Egress denied | Connections |") == [
         "| evil.example:443 | 1,200 |",
@@ -158,7 +162,9 @@ def test_the_step_summary_warns_when_the_sandbox_was_off() -> None:
     assert f"> why\n> fix\n\n{WARNING_BLOCK}\n### Sandbox\n\n" in markdown
     assert "| Mode | off |" in markdown
     success = render_step_summary(RunOutcome(0, None, None, None, sandbox=OFF), None)
-    assert success.startswith(f"## Copilot run succeeded\n\n{WARNING_BLOCK}\n### Sandbox\n")
+    assert success.startswith(
+        f"## Copilot run succeeded\n\n{POLICY_TABLE}\n{WARNING_BLOCK}\n### Sandbox\n"
+    )
 
 
 def test_the_step_summary_shows_one_sandbox_the_outcomes_first(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ from copilot_driver.report import (
     parse_timeline,
     render_step_summary,
 )
-from copilot_driver.report.markdown import CALL_ROWS_FIRST, CALL_ROWS_LAST
+from copilot_driver.report.markdown import CALL_ROWS_FIRST, CALL_ROWS_LAST, cell
+from copilot_driver.report.policy import NOT_RECORDED
 from helpers.report_samples import (
     DATA,
     POLICY_DENIAL_SESSION,
@@ -28,6 +29,8 @@ from helpers.report_samples import (
 )
 
 SUCCESS = RunOutcome(0, None, None, None)
+POLICY_ROW = f"| Policy | {cell(NOT_RECORDED)} |\n"
+"""These runs' files predate the policy's record."""
 MIB = 1024 * 1024
 
 
@@ -62,7 +65,10 @@ def test_the_example_in_the_docs_is_a_real_render() -> None:
 def test_a_success_is_the_heading_and_the_timeline() -> None:
     markdown = render_step_summary(SUCCESS, load_timeline(POLICY_DENIAL_SESSION))
 
-    assert markdown.startswith("## Copilot run succeeded\n\n### Session\n\n| Field | Value |\n")
+    assert markdown.startswith(
+        f"## Copilot run succeeded\n\n| Field | Value |\n|---|---|\n{POLICY_ROW}\n### Session\n\n"
+    )
+    assert markdown.count("| Policy |") == 1  # shown once, at the top
     assert "### Attempts" not in markdown
     assert "| Exit code | 0 |" in markdown  # from result.json, in the session's table
     assert "allow with `shell(rm victim.txt)`" in markdown
@@ -84,7 +90,9 @@ def test_a_failure_with_a_timeline() -> None:
     assert markdown.startswith(
         "## Copilot run failed\n\n| Field | Value |\n|---|---|\n| Exit code | 1 |\n"
     )
-    assert "| Error kind | `session_error` |\n\n> The model went away.\n> Try again.\n" in markdown
+    assert (
+        f"| Error kind | `session_error` |\n{POLICY_ROW}\n> The model went away.\n> Try again.\n"
+    ) in markdown
     assert "### Attempts" not in markdown  # one attempt: nothing to tabulate
     assert "| Outcome | error: the model went away |" in markdown
 
@@ -111,7 +119,7 @@ def test_the_message_shows_as_typed_and_is_capped() -> None:
 
     assert markdown.startswith("## Copilot run failed: a \\| title over lines\n")
     assert "> \\# not a heading\n> \\- not a list\n" in markdown
-    assert "> \\<script\\>x\\</script\\> \\`code\\` \\*stars\\*\n" in markdown
+    assert "> \\<script\\>x\\</script\\> `code` \\*stars\\*\n" in markdown  # a quoted value
     assert markdown.count("> line\n") == 36  # and the 37th, marked as cut
     # 40 of the 103 lines: the 63 left out are 63 line breaks and 63 `line`s.
     assert "> line …\n>\n> _(message cut: 315 more characters not shown)_\n" in markdown
@@ -178,7 +186,8 @@ def test_a_summary_over_the_limit_is_cut_with_a_note() -> None:
 
     markdown = render_step_summary(SIDECAR_FAILURE, parse_timeline(lines))
 
-    assert STEP_SUMMARY_LIMIT - 1024 < _size(markdown) <= STEP_SUMMARY_LIMIT
+    # Cut at a line boundary: within one of its longest lines (a notice, 1,630 bytes here).
+    assert STEP_SUMMARY_LIMIT - 2048 < _size(markdown) <= STEP_SUMMARY_LIMIT
     assert markdown.endswith("\n\n_(This summary was cut here: it is limited to 256 KiB.)_\n")
 
 

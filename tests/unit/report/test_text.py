@@ -9,6 +9,7 @@ from helpers.report_samples import (
     DATA,
     GUARD_STOP,
     POLICY_DENIAL_SESSION,
+    POLICY_IN_FORCE_SESSION,
     POLICY_REASON,
     TOOLS_AND_DENIAL,
     bash_call,
@@ -26,7 +27,7 @@ def test_real_tools_and_denial_as_text() -> None:
     assert "CLI 1.0.102" in text
     assert (
         "  started      2026-11-21 07:32:55.656 UTC\n"
-        "  event span   408 ms, from the first event in the file to the last\n" in text
+        "  event span   408 ms, from the session's first event to its last\n" in text
     )
     assert "Turn 1: CLEANUP please" in text
     calls = call_lines(text)
@@ -82,9 +83,11 @@ def test_long_commands_stay_within_the_terminal() -> None:
     ]
     text = render_text(parse_timeline(lines))
 
-    assert max(len(line) for line in text.splitlines()) <= 100
-    # The answer is wrapped, not cut, up to its room: 20 lines, the 21st left out.
-    assert "  " + "a" * 94 + "\n" in text
+    answer = text.split("Final answer:\n", 1)[1]
+    assert max(len(line) for line in text.replace(answer, "").splitlines()) <= 100
+    # A word is never broken (it may be a URL to copy): it is a line of its own, and the
+    # terminal wraps it. The answer is shown up to its room: 20 lines, the 21st left out.
+    assert answer.startswith("  " + "a" * 300 + "\n  b\n")
     assert "  b ...\n  (answer cut: 2 more characters not shown)\n" in text
 
 
@@ -94,7 +97,8 @@ def test_real_policy_denial_as_text() -> None:
     assert "  outcome      answered\n  exit code    0\n" in text
     assert (
         "            DENIED shell(rm victim.txt)\n"
-        f"              denied: {POLICY_REASON}; allow with `shell(rm victim.txt)`\n"
+        f"              denied: {POLICY_REASON}; the rule that would allow it:\n"
+        "                shell(rm victim.txt)\n"
     ) in text
     assert "feedback:" not in text  # the policy's account replaces the runtime's
 
@@ -120,13 +124,19 @@ def test_usage_files_and_an_error_result_as_text() -> None:
     assert "  usage        model-a: 1 request; tokens: 10 in, 2 out, 0 cache read, 0 " in text
     assert "               model-b: - requests; tokens: - in, - out, " in text
     assert "  premium      0.5 requests\n" in text  # the sum of the models' costs
-    assert "  changed      25 files (+12 -3)\n                 src/module_0.py\n" in text
-    assert "               ... and 5 more\n" in text
+    assert (
+        "  changed      25 files (+12 -3) by the editing tools (create, edit)\n"
+        "                 src/module_0.py\n"
+    ) in text
+    assert (
+        "               ... and 5 more\n"
+        "               not listed: what shell commands changed (2 ran)\n"
+    ) in text
 
 
 def test_the_examples_in_the_docs_are_real_renders() -> None:
     docs = (DATA.parent.parent / "docs" / "report.md").read_text(encoding="utf-8")
-    timeline = load_timeline(POLICY_DENIAL_SESSION)
+    timeline = load_timeline(POLICY_IN_FORCE_SESSION)
 
     text_section = docs.split("## `text`", 1)[1]
     text_example = text_section.split("```\n", 1)[1].split("\n```\n", 1)[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from copilot_driver.adapters.core.options import OptionBlock
+from copilot_driver.adapters.core.options import OptionBlock, raise_problems
 
 BLOCK = "codex"
 DEFAULT_COMMAND = "codex app-server"
@@ -57,30 +57,35 @@ class CodexOptions(OptionBlock):
     """How long a cancelled turn waits for Codex to confirm the interrupt."""
 
     def __post_init__(self) -> None:
+        raise_problems(self._problems())
+
+    def _problems(self) -> list[str]:
+        problems = []
         if self.approval_policy not in APPROVAL_POLICIES:
-            raise ValueError(
+            problems.append(
                 f"approval_policy must be one of {', '.join(APPROVAL_POLICIES)}, "
                 f"not {self.approval_policy!r} (the app-server has no `always`)"
             )
         if self.thread_sandbox not in THREAD_SANDBOXES:
-            raise ValueError(
+            problems.append(
                 f"thread_sandbox must be one of {', '.join(THREAD_SANDBOXES)}, "
                 f"not {self.thread_sandbox!r}"
             )
         kind = self.turn_sandbox_policy.get("type")
         if kind is not None and kind not in TURN_SANDBOX_TYPES:
-            raise ValueError(
+            problems.append(
                 f"turn_sandbox_policy.type must be one of {', '.join(TURN_SANDBOX_TYPES)}"
             )
         if self.personality not in PERSONALITIES:
-            raise ValueError(
+            problems.append(
                 f"personality must be one of {', '.join(p for p in PERSONALITIES if p)}, "
                 f"not {self.personality!r}"
             )
         if self.effort is not None and not self.effort.strip():
-            raise ValueError("effort must not be empty")
+            problems.append("effort must not be empty")
         if self.interrupt_wait_ms < 0:
-            raise ValueError("interrupt_wait_ms must be 0 or more")
+            problems.append("interrupt_wait_ms must be 0 or more")
+        return problems
 
     def thread_params(self, workspace: str) -> dict[str, Any]:
         params: dict[str, Any] = {

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from copilot_driver.adapters.copilot_cli import preflight
+from copilot_driver.adapters.copilot_cli.mcp_file import mcp_config_problem
 from copilot_driver.adapters.copilot_cli.options import (
     DEFAULT_COMMAND,
     CopilotCliOptions,
@@ -56,6 +57,10 @@ class CopilotCliSession(Session):
 class CopilotCliAdapter(TurnAdapter[CopilotCliSession, CopilotCliOptions]):
     kind = KIND
     default_command = DEFAULT_COMMAND
+
+    def option_problems(self, workspace: Path | None) -> list[str]:
+        problem = mcp_config_problem(self.options, workspace)
+        return [problem] if problem else []
 
     async def start_session(
         self, workspace: str | Path, *, resume_session_id: str | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from copilot_driver.adapters.core.options import OptionBlock
+from copilot_driver.adapters.core.options import OptionBlock, raise_problems
 
 BLOCK = "copilot-cli"
 DEFAULT_COMMAND = "copilot"
@@ -37,8 +37,12 @@ class CopilotCliOptions(OptionBlock):
     experimental: bool = False
 
     def __post_init__(self) -> None:
+        raise_problems(self._problems())
+
+    def _problems(self) -> list[str]:
         if self.max_autopilot_continues < 0:
-            raise ValueError("max_autopilot_continues must be 0 or more")
+            return ["max_autopilot_continues must be 0 or more"]
+        return []
 
     @property
     def scopes_tools(self) -> bool:

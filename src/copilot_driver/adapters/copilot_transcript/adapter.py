@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copilot_driver.adapters.copilot_cli.adapter import CopilotCliAdapter, CopilotCliSession
+from copilot_driver.adapters.copilot_cli.mcp_file import mcp_config_problem
 from copilot_driver.adapters.copilot_cli.options import DEFAULT_COMMAND
 from copilot_driver.adapters.copilot_transcript.options import TranscriptOptions
 from copilot_driver.adapters.copilot_transcript.prompt import Exchange, build_prompt, strip_ansi
@@ -59,6 +60,10 @@ class CopilotTranscriptAdapter(TurnAdapter[TranscriptSession, TranscriptOptions]
                 environment=self.config.environment,
             )
         )
+
+    def option_problems(self, workspace: Path | None) -> list[str]:
+        problem = mcp_config_problem(self.options, workspace)
+        return [problem] if problem else []
 
     async def start_session(
         self, workspace: str | Path, *, resume_session_id: str | None = None

@@ -17,7 +17,8 @@ class TranscriptOptions(CopilotCliOptions):
     transcript_turns: int = DEFAULT_TRANSCRIPT_TURNS
     """Exchanges (user message + reply) kept in the transcript."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def _problems(self) -> list[str]:
+        problems = super()._problems()
         if self.transcript_turns < 1:
-            raise ValueError("transcript_turns must be 1 or more")
+            problems.append("transcript_turns must be 1 or more")
+        return problems

@@ -12,12 +12,35 @@ import dataclasses
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Self, TypeVar
+
+from copilot_driver.errors import CopilotDriverError
 
 T = TypeVar("T")
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class OptionsError(CopilotDriverError, ValueError):
+    """Every problem found in option blocks, each one sentence; `str()` joins them
+    with "; ", and a command line can print them one a line."""
+
+    def __init__(self, problems: Iterable[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(self.problems))
+
+
+def problems_of(error: ValueError) -> list[str]:
+    """The problems an error reports: an `OptionsError`'s list, else its message."""
+    return list(error.problems) if isinstance(error, OptionsError) else [str(error)]
+
+
+def raise_problems(problems: Iterable[str]) -> None:
+    """For a dataclass's `__post_init__`: every range problem at once, or nothing."""
+    found = list(problems)
+    if found:
+        raise OptionsError(found)
 
 
 def is_variable_name(name: str) -> bool:
@@ -37,11 +60,11 @@ class OptionBlock:
 
 
 def options_from_mapping(cls: type[T], raw: Mapping[str, Any] | None, *, block: str) -> T:
-    """Build dataclass `cls` from `raw`; ValueError lists every bad field at once."""
+    """Build dataclass `cls` from `raw`; `OptionsError` lists every bad field at once."""
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
-        raise ValueError(f"{block}: expected a mapping of options, got {_type_name(raw)}")
+        raise OptionsError([f"{block}: expected a mapping of options, got {_type_name(raw)}"])
     assert dataclasses.is_dataclass(cls)
     hints = typing.get_type_hints(cls)
     fields = {f.name for f in dataclasses.fields(cls) if f.init}
@@ -61,12 +84,17 @@ def options_from_mapping(cls: type[T], raw: Mapping[str, Any] | None, *, block: 
             )
         else:
             values[name] = tuple(value) if isinstance(value, list) else value
-    if problems:
-        raise ValueError("; ".join(sorted(problems)))
+    mistyped = len(problems) > len(set(raw) - fields)
+    if mistyped:  # the range checks would see a default in place of the mistyped value
+        raise OptionsError(sorted(problems))
     try:
-        return cls(**values)
+        built = cls(**values)
     except ValueError as exc:
-        raise ValueError(f"{block}: {exc}") from None
+        problems = sorted(problems) + [f"{block}: {problem}" for problem in problems_of(exc)]
+        raise OptionsError(problems) from None
+    if problems:
+        raise OptionsError(sorted(problems))
+    return built
 
 
 def _matches(value: Any, expected: Any) -> bool:

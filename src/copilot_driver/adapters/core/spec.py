@@ -21,6 +21,9 @@ class AdapterSpec:
     """The WORKFLOW.md block holding this adapter's own options, if any."""
     validate_options: Callable[[Mapping[str, Any]], object] | None = None
     """Raises ValueError naming the bad field; used by the workflow loader."""
+    supports_ssh: bool = True
+    """False for a kind whose agent cannot run on an SSH host (the workflow loader
+    refuses `worker.ssh_hosts` for it)."""
 
     @classmethod
     def of(cls, adapter: type[TurnAdapter[Any, Any]]) -> AdapterSpec:
@@ -33,4 +36,5 @@ class AdapterSpec:
             default_command=adapter.default_command,
             options_block=adapter.options_type.block,
             validate_options=adapter.options_type.from_mapping,
+            supports_ssh=adapter.supports_ssh,
         )

@@ -80,6 +80,8 @@ class TurnAdapter(ABC, Generic[SessionT, OptionsT]):
     kind: str
     default_command: str | None = None
     """The agent command when `agent.command` is not set; None: the kind runs none."""
+    supports_ssh: bool = True
+    """Whether the agent can run on a `worker.ssh_hosts` host."""
     session_type: type[SessionT]
     options_type: type[OptionsT]
 
@@ -97,6 +99,13 @@ class TurnAdapter(ABC, Generic[SessionT, OptionsT]):
     def command(self) -> str:
         """`agent.command`, else the kind's default ("" for a kind that runs none)."""
         return self.config.command or self.default_command or ""
+
+    def option_problems(self, workspace: Path | None) -> list[str]:
+        """Problems of this adapter's options that the agent would report only once
+        started, found here without starting anything (none, unless a kind says
+        otherwise); `workspace` is the checked local workspace, None when the agent
+        runs on an SSH host or the workspace is unusable."""
+        return []
 
     @abstractmethod
     async def start_session(

@@ -66,6 +66,7 @@ class ToolLoopSession(Session):
 
 class ToolLoopAdapter(TurnAdapter[ToolLoopSession, ToolLoopOptions]):
     kind = KIND
+    supports_ssh = False
 
     def __init__(
         self,

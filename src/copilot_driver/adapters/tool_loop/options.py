@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from copilot_driver.adapters.core.options import OptionBlock, is_variable_name
+from copilot_driver.adapters.core.options import OptionBlock, is_variable_name, raise_problems
 from copilot_driver.redaction import mask_url_userinfo
 
 BLOCK = "tool-loop"
@@ -82,8 +82,7 @@ class ToolLoopOptions(OptionBlock):
             problems.append("max_tokens must be 1 or more (or null to leave it out)")
         if self.request_timeout_ms < 1:
             problems.append("request_timeout_ms must be 1 or more")
-        if problems:
-            raise ValueError("; ".join(problems))
+        raise_problems(problems)
 
     @property
     def chat_completions_url(self) -> str:

@@ -4,7 +4,10 @@ A rule is `HOST` (that host and its subdomains, on ports 80 and 443) or
 `HOST:PORT` (that host and its subdomains, on that port only); an IP literal
 matches only itself. Names are compared lower-cased without a trailing dot;
 anything that is not a plain host name or IP literal is refused when the rule
-is given, and never matches when it is asked for (fail closed).
+is given, and never matches when it is asked for (fail closed). A refusal
+(`EgressRuleError`) names the rule to write instead where one is meant (a URL's
+host, a wildcard's domain, which already covers its subdomains), in the form of
+whoever reads it: `--allow-domain HOST` for the harness, `- HOST` for the Action.
 
 The model endpoint the sidecar needs is added by the harness itself: the
 configured providers' `host:port`, and the Copilot API hosts when the sidecar
@@ -19,7 +22,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -52,7 +55,33 @@ _NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
 
 
 class EgressRuleError(CopilotDriverError, ValueError):
-    """An `--allow-domain` value that is not a host or host:port."""
+    """An `--allow-domain` value that is not a host or host:port: what it is, and the
+    rule to write instead. `str()` says it as the harness's option takes it; `said`
+    in another form (the Action's `- HOST` list items)."""
+
+    def __init__(
+        self, given: str, what: str, fix: str, instead: tuple[str, ...], note: str = ""
+    ) -> None:
+        self.given = given
+        self.what = what
+        """What the value is: `is a URL`, `is a wildcard, which a rule cannot hold`."""
+        self.fix = fix
+        """What to do, before the rules to write: `give the host (and :port) alone`."""
+        self.instead = instead
+        """The rules that would do (the meant one, else examples)."""
+        self.note = note
+        """After them: what the rule written instead allows, when that needs saying."""
+        super().__init__(self.said(repr(given), lambda rule: f"--allow-domain {rule}"))
+
+    def said(self, subject: str, write: Callable[[str], str]) -> str:
+        """The refusal of `subject` (how the value is quoted), each rule as `write`
+        puts it."""
+        rules = " or ".join(write(rule) for rule in self.instead)
+        note = f" ({self.note})" if self.note else ""
+        return f"{subject} {self.what}: {self.fix}: {rules}{note}"
+
+
+EXAMPLE_RULES = ("pypi.org", "registry.npmjs.org:443")
 
 
 @dataclass(frozen=True)
@@ -75,15 +104,87 @@ class Rule:
 
 def parse_rule(text: str) -> Rule:
     """`HOST` or `HOST:PORT` (`[IPv6]:PORT` for an IPv6 literal); raises EgressRuleError."""
-    host, port = _split_host_port(text.strip())
+    given = text.strip()
+    mistake = _common_mistake(given)
+    if mistake is not None:
+        raise mistake
+    host, port = _split_host_port(given)
     normal = normalise_host(host)
     if normal is None:
         raise EgressRuleError(
-            f"{text!r} is not a host name or IP address: give HOST or HOST:PORT, e.g. "
-            "pypi.org or registry.npmjs.org:443"
+            given, "is not a host name or IP address", "give HOST or HOST:PORT", EXAMPLE_RULES
         )
     ports = WEB_PORTS if port is None else (port,)
     return Rule(normal, ports, subdomains=not is_ip_literal(normal))
+
+
+def _common_mistake(given: str) -> EgressRuleError | None:
+    """A value people write for a host that is something else (empty, a URL, a path, a
+    wildcard), with the rule meant when it can be told."""
+    if not given:
+        return EgressRuleError(given, "is empty", "give a host", EXAMPLE_RULES)
+    if "://" in given:
+        meant = _url_host_port(given)
+        instead = (meant,) if meant else EXAMPLE_RULES
+        return EgressRuleError(
+            given, "is a URL", "give the host (and :port) alone, without scheme or path", instead
+        )
+    if "/" in given:
+        meant = _meant(given.split("/", 1)[0])
+        return EgressRuleError(
+            given,
+            "holds a path",
+            "the proxy allows hosts, never paths: give the host alone",
+            (meant,) if meant else EXAMPLE_RULES,
+        )
+    if "@" in given:
+        meant = _meant(given.rsplit("@", 1)[1])
+        return EgressRuleError(
+            given,
+            "holds a user name",
+            "give the host alone (the proxy passes no credentials)",
+            (meant,) if meant else EXAMPLE_RULES,
+        )
+    if given.startswith(("*", ".")):
+        meant = _meant(given.lstrip("*").lstrip("."))
+        if meant is None:
+            return EgressRuleError(
+                given,
+                "is a wildcard, which a rule cannot hold",
+                "name each host the tools need",
+                EXAMPLE_RULES,
+            )
+        domain = _split_host_port(meant)[0]
+        return EgressRuleError(
+            given,
+            "is a wildcard, which a rule cannot hold",
+            "the plain name already covers every subdomain",
+            (meant,),
+            f"it allows {domain} and every name under it; no rule allows the subdomains alone",
+        )
+    return None
+
+
+def _meant(text: str) -> str | None:
+    """`text` when it is a valid rule, else None."""
+    try:
+        return str(parse_rule(text)) if text and text.strip() == text else None
+    except EgressRuleError:
+        return None
+
+
+def _url_host_port(url: str) -> str | None:
+    """The rule a URL means: its host, and its port when one is written."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    host = normalise_host(parts.hostname or "")
+    if host is None:
+        return None
+    shown = f"[{host}]" if ":" in host else host
+    return _meant(f"{shown}:{port}" if port else shown)
 
 
 def normalise_host(host: str) -> str | None:
@@ -116,11 +217,22 @@ def _split_host_port(text: str) -> tuple[str, int | None]:
     if text.startswith("["):
         host, closed, rest = text[1:].partition("]")
         if not closed or ":" not in host:
-            raise EgressRuleError(f"{text!r}: brackets hold an IPv6 address, e.g. [2001:db8::1]")
+            meant = _meant(host + rest) if closed and host else None
+            raise EgressRuleError(
+                text,
+                "holds brackets, which are for an IPv6 address alone",
+                "write a name or IPv4 address without them",
+                (meant,) if meant else ("[2001:db8::1]:443", *EXAMPLE_RULES),
+            )
         if not rest:
             return host, None
         if not rest.startswith(":"):
-            raise EgressRuleError(f"{text!r}: after an IPv6 address in brackets comes :PORT")
+            raise EgressRuleError(
+                text,
+                "has something other than :PORT after the brackets",
+                "write the address alone, or with a port",
+                (f"[{host}]", f"[{host}]:443"),
+            )
         return host, _port(rest[1:], text)
     if text.count(":") == 1:
         host, _, port = text.partition(":")
@@ -130,7 +242,14 @@ def _split_host_port(text: str) -> tuple[str, int | None]:
 
 def _port(text: str, whole: str) -> int:
     if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 65536:
-        raise EgressRuleError(f"{whole!r} has no valid port (1-65535) after the colon")
+        host = whole[: len(whole) - len(text) - 1]
+        meant = _meant(host)
+        raise EgressRuleError(
+            whole,
+            "has no valid port (1-65535) after the colon",
+            "give a port from 1 to 65535, or none for ports 80 and 443",
+            (f"{meant}:443", meant) if meant else EXAMPLE_RULES,
+        )
     return int(text)
 
 

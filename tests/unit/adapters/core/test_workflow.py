@@ -186,6 +186,50 @@ def test_agent_block_must_be_a_mapping(agent: Any) -> None:
         parse_workflow({"agent": agent}, kind=KIND)
 
 
+def test_every_problem_of_every_block_is_listed_once_at_once() -> None:
+    data = {
+        "agent": {"kind": KIND, "typo": 1, "read_timeout_ms": 0, "max_turns": 0},
+        "worker": {"ssh_hosts": ["ok", "-oX=y"]},
+        "copilot-cli": {"modle": "x"},
+    }
+    with pytest.raises(WorkflowError) as caught:
+        parse_workflow(data, source="W.md")
+    assert caught.value.problems == (
+        "W.md: agent.typo: unknown field (known: command, kind, max_concurrent_agents, "
+        "max_retry_backoff_ms, max_sessions, max_turns, read_timeout_ms, stall_timeout_ms, "
+        "turn_timeout_ms)",
+        "W.md: agent: max_turns must be 1 or more",
+        "W.md: agent: read_timeout_ms must be 1 or more",
+        "W.md: worker: ssh_hosts: '-oX=y' is not a host name",
+        "W.md: copilot-cli.modle: unknown field (known: agent, allowed_tools, "
+        "available_tools, denied_tools, disable_builtin_mcps, excluded_tools, experimental, "
+        "max_autopilot_continues, mcp_config, model, no_custom_instructions)",
+    )
+    assert str(caught.value) == "; ".join(caught.value.problems)
+
+
+def test_a_mistyped_field_is_reported_without_the_range_checks_of_its_default() -> None:
+    """`base_url: 5` is "expected a string", never also "base_url is required"."""
+    data = {"agent": {"kind": "tool-loop"}, "tool-loop": {"base_url": 5, "model": "m"}}
+    with pytest.raises(WorkflowError) as caught:
+        parse_workflow(data, source="W.md")
+    assert caught.value.problems == ("W.md: tool-loop.base_url: expected a string, got integer 5",)
+
+
+def test_ssh_hosts_for_a_kind_that_runs_in_this_process_is_refused() -> None:
+    data = {
+        "agent": {"kind": "tool-loop"},
+        "tool-loop": {"base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        "worker": {"ssh_hosts": ["build-1"]},
+    }
+    with pytest.raises(WorkflowError) as caught:
+        parse_workflow(data, source="W.md")
+    assert caught.value.problems == (
+        "W.md: worker.ssh_hosts: the tool-loop agent runs in this process on local files, "
+        "never on an SSH host; remove worker.ssh_hosts",
+    )
+
+
 # -- the kind ------------------------------------------------------------------
 
 

@@ -540,3 +540,85 @@ def test_the_github_settings_come_after_the_copilot_api_hosts(env: dict[str, str
     assert rules[: len(defaults)] == defaults
     assert rules[len(defaults) :] == tuple(github_host_rules(env))
     assert len(rules) == len(defaults) + 1
+
+
+# -- what a refusal says: the rule meant, as the option takes it -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "https://example.com/path",
+            "'https://example.com/path' is a URL: give the host (and :port) alone, without "
+            "scheme or path: --allow-domain example.com",
+        ),
+        (
+            "http://Example.com:8443/x",
+            "'http://Example.com:8443/x' is a URL: give the host (and :port) alone, without "
+            "scheme or path: --allow-domain example.com:8443",
+        ),
+        (
+            "*.example.com",
+            "'*.example.com' is a wildcard, which a rule cannot hold: the plain name already "
+            "covers every subdomain: --allow-domain example.com (it allows example.com and "
+            "every name under it; no rule allows the subdomains alone)",
+        ),
+        (
+            "example.com/simple",
+            "'example.com/simple' holds a path: the proxy allows hosts, never paths: give the "
+            "host alone: --allow-domain example.com",
+        ),
+        (
+            "user:secret@example.com",
+            "'user:secret@example.com' holds a user name: give the host alone (the proxy "
+            "passes no credentials): --allow-domain example.com",
+        ),
+        (
+            "example.com:http",
+            "'example.com:http' has no valid port (1-65535) after the colon: give a port from "
+            "1 to 65535, or none for ports 80 and 443: --allow-domain example.com:443 or "
+            "--allow-domain example.com",
+        ),
+        (
+            "*",
+            "'*' is a wildcard, which a rule cannot hold: name each host the tools need: "
+            "--allow-domain pypi.org or --allow-domain registry.npmjs.org:443",
+        ),
+    ],
+)
+def test_a_refusal_names_the_rule_meant_as_the_option_takes_it(text: str, said: str) -> None:
+    with pytest.raises(EgressRuleError) as error:
+        parse_rule(text)
+    assert str(error.value) == said
+
+
+def test_a_refusal_is_said_in_another_form_with_the_same_fix() -> None:
+    with pytest.raises(EgressRuleError) as error:
+        parse_rule("*.pypi.org")
+    assert error.value.said('allowed-domains: "*.pypi.org"', lambda rule: f"`- {rule}`") == (
+        'allowed-domains: "*.pypi.org" is a wildcard, which a rule cannot hold: the plain '
+        "name already covers every subdomain: `- pypi.org` (it allows pypi.org and every name "
+        "under it; no rule allows the subdomains alone)"
+    )
+
+
+@given(st.text(max_size=40) | st.from_regex(r"(https?://|\*\.|\.)?[a-z.]{1,20}(:\w{0,6})?(/\w*)?"))
+def test_every_rule_a_refusal_suggests_is_taken_and_allows_what_was_meant(text: str) -> None:
+    """No advice leads to another refusal; a wildcard's suggestion allows every name the
+    wildcard meant (its subdomains)."""
+    error = _refusal(text)
+    if error is None:
+        return
+    assert error.instead
+    rules = [parse_rule(rule) for rule in error.instead]
+    if text.strip().startswith("*.") and error.note:
+        assert rules[0].allows(f"sub.{rules[0].host}", rules[0].ports[0])
+
+
+def _refusal(text: str) -> EgressRuleError | None:
+    try:
+        parse_rule(text)
+    except EgressRuleError as error:
+        return error
+    return None

@@ -1,0 +1,42 @@
+"""The README's architecture tree names every module of the parts it maps one by one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "copilot_driver"
+MAPPED_ONE_BY_ONE = (
+    "",
+    "driver",
+    "permissions",
+    "harness",
+    "harness/sandbox",
+    "report",
+    "sdk_loading",
+)
+"""Folders whose modules the tree lists each by name (adapters/ and testing/ are
+described folder by folder)."""
+
+
+def _tree() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Architecture") :]
+    found = re.search(r"```\n(src/copilot_driver/.*?)```", section, re.DOTALL)
+    assert found is not None, "no tree in the README's architecture section"
+    return found.group(1)
+
+
+@pytest.mark.parametrize("folder", MAPPED_ONE_BY_ONE)
+def test_every_module_is_in_the_architecture_tree(folder: str) -> None:
+    names = set(re.findall(r"[\w]+\.py", _tree()))
+    modules = {
+        path.name
+        for path in (PACKAGE / folder).glob("*.py")
+        if path.name != "__init__.py" or folder == "sdk_loading"
+    }
+    missing = sorted(modules - names)
+    assert not missing, f"README's architecture tree lacks {missing} of src/copilot_driver/{folder}"

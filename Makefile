@@ -181,8 +181,9 @@ test-programs:
 	$(NEED_OPENSSL)
 
 # The gates run first: lint, format, types, then the dependency contracts.
+# The slowest tests are listed at the end, so the suite's growth shows in every run.
 test: lint $(ORACLE_PROGRAMS) test-programs $(MERMAID) $(GH_AW_NODE)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=30 --durations-min=10
 
 demo: $(VENV)/.demo-installed $(COPILOT_CLI) demo-programs
 	$(BIN)/python -m copilot_driver.sdk_loading build

@@ -18,10 +18,11 @@ from typing import NoReturn
 from copilot_driver import LOG_PREFIX, __version__
 from copilot_driver.command_line import error_line
 from copilot_driver.driver.config import ConfigError, load_config
-from copilot_driver.env import CONNECTION_TOKEN, SDK_URI, secrets_in
+from copilot_driver.env import CONNECTION_TOKEN, SDK_URI
 from copilot_driver.env_docs import usage_lines
 from copilot_driver.exit_codes import ExitCode, for_signal
 from copilot_driver.redaction import Redactor
+from copilot_driver.secret_variables import secrets_in
 
 USAGE = f"""\
 usage: copilot-driver [COPILOT_BINARY]

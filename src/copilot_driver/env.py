@@ -1,9 +1,10 @@
-"""The environment table: every variable the package reads, one `Variable` each.
+"""The environment table: every variable the driver reads, one `Variable` each.
 
-DRIVER_VARIABLES are the driver's, HARNESS_VARIABLES those the harness reads
-itself. The table drives the driver's configuration parser (names, required
+DRIVER_VARIABLES are the driver's; env_commands.py holds those the harness and
+the adapters read themselves, and secret_variables.py which values every redactor
+masks. The table drives the driver's configuration parser (names, required
 values and what to do when one is missing, how a soft setting falls back),
-`copilot-driver --help` and the README's table of variables (`env_docs`), and
+`copilot-driver --help` and docs/configuration.md's table (`env_docs`), and
 the secrets every redactor masks (each `secret=True` variable, then every
 secret-looking one). Pure and import-light: the CLI reads it before anything
 heavy is loaded.
@@ -11,9 +12,8 @@ heavy is loaded.
 
 from __future__ import annotations
 
-import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from copilot_driver.variable import (
@@ -255,150 +255,9 @@ DRIVER_VARIABLES: tuple[Variable, ...] = (
     PROVIDER_WIRE_API,
     PROVIDER_API_KEY,
 )
-"""What the driver reads, in the order `--help` and the README list them."""
+"""What the driver reads, in the order `--help` and docs/configuration.md list them."""
 
 DRIVER_SECRETS = tuple(variable.name for variable in DRIVER_VARIABLES if variable.secret)
-
-COPILOT_GITHUB_TOKEN = Variable(
-    "COPILOT_GITHUB_TOKEN",
-    "the Copilot CLI's GitHub token, its first choice (secret)",
-    "a GitHub token for the Copilot CLI, preferred to the two below; only the sidecar sees it",
-    secret=True,
-)
-GH_TOKEN = Variable(
-    "GH_TOKEN",
-    "the Copilot CLI's GitHub token, its second choice (secret)",
-    "a GitHub token for the Copilot CLI when `COPILOT_GITHUB_TOKEN` is unset",
-    secret=True,
-)
-GITHUB_TOKEN = Variable(
-    "GITHUB_TOKEN",
-    "the Copilot CLI's GitHub token, its last choice (secret)",
-    "a GitHub token for the Copilot CLI when the two above are unset",
-    secret=True,
-)
-COPILOT_CLI_PATH = Variable(
-    "COPILOT_CLI_PATH",
-    "the Copilot CLI binary, when no --copilot (else `copilot` on PATH)",
-    "the Copilot CLI binary the harness starts as the sidecar, unless `--copilot` names one",
-)
-HARNESS_TIMEOUT_MINUTES = Variable(
-    "GH_AW_TIMEOUT_MINUTES",
-    "the job's timeout: no retry past it",
-    "the job's timeout in minutes: no retry past it; the send timeout ends 30 s before it",
-)
-GITHUB_OUTPUT = Variable(
-    "GITHUB_OUTPUT",
-    "set by the runner: the file of the step's outputs",
-    "set by the GitHub Actions runner: the harness writes the run's step outputs to this file",
-)
-GITHUB_STEP_SUMMARY = Variable(
-    "GITHUB_STEP_SUMMARY",
-    "set by the runner: the file of the step's summary",
-    "set by the GitHub Actions runner: the harness appends the run's report to this file",
-)
-CI = Variable(
-    "CI",
-    "true: no live status line, even on a terminal",
-    "`true` (as CI services set it): the harness draws no live status line on stderr",
-)
-HOME = Variable(
-    "HOME",
-    "the home folder: where a stored login is looked for",
-    "with no token set, where a stored login is looked for: `~/.copilot`, `~/.config/gh`",
-)
-COPILOT_HOME = Variable(
-    "COPILOT_HOME",
-    "the Copilot CLI's folder (default ~/.copilot)",
-    "the Copilot CLI's folder, where `copilot login` keeps a login (`$HOME/.copilot`)",
-)
-GH_CONFIG_DIR = Variable(
-    "GH_CONFIG_DIR",
-    "the GitHub CLI's folder (default ~/.config/gh)",
-    "the GitHub CLI's folder, where `gh auth login` keeps a login (`$HOME/.config/gh`)",
-)
-
-GH_HOST = Variable(
-    "GH_HOST",
-    "a GitHub Enterprise Cloud host (`acme.ghe.com`) the CLI signs in to",
-    "the GitHub host the Copilot CLI signs in to (`acme.ghe.com`; default github.com); "
-    "the sandbox allows it and its subdomains",
-)
-COPILOT_GH_HOST = Variable(
-    "COPILOT_GH_HOST",
-    "as GH_HOST, for the Copilot CLI only (it wins over GH_HOST)",
-    "as `GH_HOST`, read by the Copilot CLI only and preferred to it",
-)
-COPILOT_API_URL = Variable(
-    "COPILOT_API_URL",
-    "the Copilot API's base URL, instead of the one GitHub names",
-    "the Copilot API's base URL, instead of the `endpoints.api` GitHub gives the CLI; "
-    "the sandbox allows its host:port",
-)
-COPILOT_DEBUG_GITHUB_API_URL = Variable(
-    "COPILOT_DEBUG_GITHUB_API_URL",
-    "GitHub's API base URL (tests, a local stand-in)",
-    "GitHub's API base URL for the Copilot CLI (a local stand-in such as "
-    "`copilot_driver.testing.github_api`); the sandbox allows its host:port",
-)
-HTTPS_PROXY = Variable(
-    "HTTPS_PROXY",
-    "the proxy for HTTPS (also https_proxy)",
-    "an `http://[user:password@]host:port` proxy the CLI's HTTPS goes through (also "
-    "`https_proxy`, `HTTP_PROXY` for plain HTTP, `NO_PROXY` for exceptions); in the sandbox "
-    "its egress proxy goes through it; a password in it is masked like a secret",
-)
-NODE_EXTRA_CA_CERTS = Variable(
-    "NODE_EXTRA_CA_CERTS",
-    "a PEM file of extra trusted CAs (an intercepting proxy)",
-    "a PEM file of certificate authorities the CLI trusts besides the system's (a proxy "
-    "that intercepts TLS); visible read-only in the sandbox",
-)
-
-HARNESS_VARIABLES: tuple[Variable, ...] = (
-    COPILOT_GITHUB_TOKEN,
-    GH_TOKEN,
-    GITHUB_TOKEN,
-    COPILOT_CLI_PATH,
-    HARNESS_TIMEOUT_MINUTES,
-    GITHUB_OUTPUT,
-    GITHUB_STEP_SUMMARY,
-    CI,
-    HOME,
-    COPILOT_HOME,
-    GH_CONFIG_DIR,
-    GH_HOST,
-    COPILOT_GH_HOST,
-    COPILOT_API_URL,
-    COPILOT_DEBUG_GITHUB_API_URL,
-    HTTPS_PROXY,
-    NODE_EXTRA_CA_CERTS,
-)
-"""What the harness (copilot-driver-run) reads itself, beside the driver's variables it
-checks or passes on."""
-
-PLATFORM_TOKENS = (COPILOT_GITHUB_TOKEN.name, GH_TOKEN.name, GITHUB_TOKEN.name)
-"""The Copilot CLI's GitHub credentials, in the order it prefers them. The sidecar
-keeps them; the driver never reads them (spec 4.2)."""
-GITHUB_HOST_VARIABLES = (
-    GH_HOST.name,
-    COPILOT_GH_HOST.name,
-    COPILOT_API_URL.name,
-    COPILOT_DEBUG_GITHUB_API_URL.name,
-)
-"""Where the Copilot CLI finds GitHub and the Copilot API: the sidecar gets them, and
-the sandbox allows the hosts they name."""
-PROXY_VARIABLES = tuple(
-    case(name)
-    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY")
-    for case in (str.upper, str.lower)
-)
-"""A proxy the harness's network goes through (curl's and Node's names, both cases)."""
-GITHUB_CREDENTIALS = (*PLATFORM_TOKENS, "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
-"""Everything the CLI (and gh, whose credentials it honours) accepts as a GitHub token:
-the harness takes all of them out of the driver's environment."""
-ADAPTER_SECRETS = (*PLATFORM_TOKENS, PROVIDER_API_KEY.name, "CODEX_API_KEY", "OPENAI_API_KEY")
-"""What the agent adapters mask in everything they print."""
 
 
 def in_github_actions(env: Mapping[str, str]) -> bool:
@@ -412,42 +271,6 @@ def value_of(env: Mapping[str, str], variable: Variable) -> str | None:
     if value is None or not value.strip():
         return None
     return value.strip()
-
-
-SECRET_LOOKING_NAME = re.compile(r"_(?:TOKEN|KEY|SECRET|PASSWORD)$|^ACTIONS_", re.IGNORECASE)
-"""Variables whose values are masked in everything written, whoever set them: the names
-GitHub's runner and most CI secrets use (`NPM_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
-`ACTIONS_RUNTIME_TOKEN`, ...)."""
-MIN_SECRET_LOOKING_CHARS = 8
-"""Shorter values of such variables (`ACTIONS_STEP_DEBUG=true`) are settings, not secrets:
-masking them would punch holes in ordinary text."""
-
-
-_NAMED_SECRETS = frozenset(
-    variable.name for variable in (*DRIVER_VARIABLES, *HARNESS_VARIABLES) if variable.secret
-)
-
-
-def secrets_in(env: Mapping[str, str], names: Iterable[str] = DRIVER_SECRETS) -> tuple[str, ...]:
-    """The secret values `env` holds, as given (a Redactor masks the stripped form too):
-    those of `names`, then every secret-looking one (`secret_looking_values`)."""
-    named = [env.get(name, "") for name in names]
-    return tuple(dict.fromkeys([*named, *secret_looking_values(env)]))
-
-
-def secret_looking_values(env: Mapping[str, str]) -> tuple[str, ...]:
-    """The values of the variables SECRET_LOOKING_NAME names, at least
-    MIN_SECRET_LOOKING_CHARS long, but for the named secrets: the platform tokens are
-    never read here (the driver never reads them; the harness names them itself), the
-    driver's own (DRIVER_SECRETS) are read by name."""
-    found = []
-    for name in env:
-        if name in _NAMED_SECRETS or not SECRET_LOOKING_NAME.search(name):
-            continue
-        value = env[name]
-        if len(value.strip()) >= MIN_SECRET_LOOKING_CHARS:
-            found.append(value)
-    return tuple(dict.fromkeys(found))
 
 
 def session_state_base_dir(env: Mapping[str, str], cwd: Path) -> Path:

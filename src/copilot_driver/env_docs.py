@@ -1,5 +1,6 @@
 """The environment table written out: `copilot-driver --help`'s list of variables
-and the README's table (a test keeps the README in sync with `markdown_table()`)."""
+and docs/configuration.md's table (a test keeps that page in sync with
+`markdown_table()`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def usage_lines(variables: Iterable[Variable] = DRIVER_VARIABLES) -> str:
 
 
 def markdown_table(variables: Iterable[Variable] = DRIVER_VARIABLES) -> str:
-    """The README's table of the driver's variables."""
+    """docs/configuration.md's table of the driver's variables."""
     lines = ["| variable | rule |", "|---|---|"]
     lines += [f"| `{variable.name}` | {variable.rule} |" for variable in variables]
     return "\n".join(lines) + "\n"

@@ -1,7 +1,8 @@
-"""Every exit status the package's commands document, in one place.
+"""Every exit status the package's commands document, in one place: one meaning per code.
 
-The driver, the harness and the adapters' command line share the codes their
-meanings share (0, 1, 2, 124 and 128+N); the README's tables list them.
+The driver, the harness and the adapters' command line use the same code for the same
+meaning, and no code for two (`MEANINGS`); docs/exit-status.md and docs/adapters.md
+list them, and a test checks their tables against `ExitCode` and `USED_BY`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ class ExitCode(IntEnum):
     """Configuration or usage error, reported before anything is started."""
     TOOL_DENIALS = 3
     """The driver's tool-denials guard stopped the session (GH_AW_MAX_TOOL_DENIALS)."""
-    SIDECAR_START_FAILED = 4
-    """The harness could not start the Copilot CLI sidecar."""
+    START_FAILED = 4
+    """The agent's runtime could not be started: the harness's Copilot CLI sidecar, an
+    adapter's agent (the workspace, the binary, the credential)."""
     SIDECAR_DIED = 5
     """The harness's sidecar died while the driver was running."""
     TOOL_CALL_BUDGET = 6
@@ -29,14 +31,31 @@ class ExitCode(IntEnum):
 
 
 class AdapterExitCode(IntEnum):
-    """`python -m copilot_driver.adapters run`: the shared codes plus its own 3."""
+    """`python -m copilot_driver.adapters run`: the codes of its meanings."""
 
     OK = ExitCode.OK
     TURN_FAILED = ExitCode.FAILURE
     USAGE = ExitCode.CONFIG
-    START_FAILED = 3
-    """The agent could not be started (missing command, failed preflight)."""
+    START_FAILED = ExitCode.START_FAILED
     TIMEOUT = ExitCode.SEND_TIMEOUT
+
+
+USED_BY: dict[str, frozenset[ExitCode]] = {
+    "driver": frozenset(
+        {
+            ExitCode.OK,
+            ExitCode.FAILURE,
+            ExitCode.CONFIG,
+            ExitCode.TOOL_DENIALS,
+            ExitCode.TOOL_CALL_BUDGET,
+            ExitCode.SEND_TIMEOUT,
+        }
+    ),
+    "harness": frozenset({ExitCode.CONFIG, ExitCode.START_FAILED, ExitCode.SIDECAR_DIED}),
+    "adapters": frozenset(ExitCode(code) for code in AdapterExitCode),
+}
+"""Which codes each command gives of its own (all of them also 128+N for a signal; the
+harness also passes on the driver's)."""
 
 
 def for_signal(signum: int) -> int:

@@ -38,7 +38,7 @@ class Variable:
     summary: str
     """One line for `--help`."""
     rule: str
-    """The full rule, for the README's table."""
+    """The full rule, for the table in docs/configuration.md."""
     required: bool = False
     when_missing: str = ""
     """For a required variable: what to set it to, said after "NAME is not set: "."""

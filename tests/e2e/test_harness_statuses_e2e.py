@@ -1,4 +1,4 @@
-"""The harness's exit-status table (docs/harness.md, the README), checked against the
+"""The harness's exit-status table (docs/harness.md, docs/exit-status.md), checked against the
 code and run into: each documented status and `error-kind` the harness gives itself,
 by the real command, with a stand-in sidecar where the real one is not needed.
 
@@ -25,7 +25,7 @@ from helpers.actions_runner import read_file_commands
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLES = (ROOT / "docs" / "harness.md", ROOT / "README.md")
+TABLES = (ROOT / "docs" / "harness.md", ROOT / "docs" / "exit-status.md")
 LISTENING = "print('CLI server listening on port 1', flush=True)\ntime.sleep(60)\n"
 
 
@@ -153,7 +153,7 @@ def test_sidecar_start_failed(tmp_path: Path) -> None:
     code, said = run(tmp_path, "--copilot", str(cli), "--sandbox", "off")
     kind = "sidecar_start_failed"
     assert (code, said["error-kind"]) == (status_of(kind), kind)
-    assert code == ExitCode.SIDECAR_START_FAILED
+    assert code == ExitCode.START_FAILED
 
 
 def test_sidecar_died(tmp_path: Path) -> None:

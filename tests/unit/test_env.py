@@ -9,27 +9,25 @@ from pathlib import Path
 
 import pytest
 
-from copilot_driver import env
+from copilot_driver import env, env_commands, secret_variables
 from copilot_driver.cli import USAGE
 from copilot_driver.driver.config import ConfigError, load_config
-from copilot_driver.env import (
-    DRIVER_VARIABLES,
-    secret_looking_values,
-    secrets_in,
-)
+from copilot_driver.env import DRIVER_VARIABLES
 from copilot_driver.env_docs import markdown_table
+from copilot_driver.secret_variables import secret_looking_values, secrets_in
 from copilot_driver.variable import Variable
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION_DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
-def test_the_readme_table_is_the_contract() -> None:
-    """The README's table of variables is generated from the contract; a drift fails."""
-    text = README.read_text(encoding="utf-8")
+def test_the_documented_table_is_the_contract() -> None:
+    """docs/configuration.md's table of variables is generated from the contract; a drift
+    fails."""
+    text = CONFIGURATION_DOC.read_text(encoding="utf-8")
     start = text.index("<!-- env-table:start -->\n") + len("<!-- env-table:start -->\n")
     end = text.index("<!-- env-table:end -->")
     assert text[start:end] == markdown_table(), (
-        "README.md's table of variables differs from copilot_driver.env: paste "
+        "docs/configuration.md's table of variables differs from copilot_driver.env: paste "
         "markdown_table()'s output between the env-table markers"
     )
 
@@ -59,15 +57,17 @@ def test_every_required_variable_is_reported_missing_with_its_fix() -> None:
 
 def test_the_secrets_are_the_token_and_the_provider_key() -> None:
     assert env.DRIVER_SECRETS == ("COPILOT_CONNECTION_TOKEN", "COPILOT_PROVIDER_API_KEY")
-    assert env.secrets_in({"COPILOT_CONNECTION_TOKEN": " t ", "GITHUB_TOKEN": "g"}) == (" t ", "")
+    assert secret_variables.secrets_in(
+        {"COPILOT_CONNECTION_TOKEN": " t ", "GITHUB_TOKEN": "g"}
+    ) == (" t ", "")
 
 
 def test_the_platform_tokens_are_never_driver_variables() -> None:
     names = {variable.name for variable in DRIVER_VARIABLES}
-    assert not names & set(env.GITHUB_CREDENTIALS)
-    assert env.PLATFORM_TOKENS == ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
-    assert set(env.PLATFORM_TOKENS) <= set(env.GITHUB_CREDENTIALS)
-    assert set(env.PLATFORM_TOKENS) <= set(env.ADAPTER_SECRETS)
+    assert not names & set(env_commands.GITHUB_CREDENTIALS)
+    assert env_commands.PLATFORM_TOKENS == ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+    assert set(env_commands.PLATFORM_TOKENS) <= set(env_commands.GITHUB_CREDENTIALS)
+    assert set(env_commands.PLATFORM_TOKENS) <= set(secret_variables.ADAPTER_SECRETS)
 
 
 def test_names_are_unique_and_documented() -> None:

@@ -13,7 +13,7 @@ def test_exit_code_values() -> None:
         "FAILURE": 1,
         "CONFIG": 2,
         "TOOL_DENIALS": 3,
-        "SIDECAR_START_FAILED": 4,
+        "START_FAILED": 4,
         "SIDECAR_DIED": 5,
         "TOOL_CALL_BUDGET": 6,
         "SEND_TIMEOUT": 124,
@@ -25,7 +25,7 @@ def test_the_adapters_share_the_common_codes() -> None:
         "OK": int(ExitCode.OK),
         "TURN_FAILED": int(ExitCode.FAILURE),
         "USAGE": int(ExitCode.CONFIG),
-        "START_FAILED": 3,
+        "START_FAILED": int(ExitCode.START_FAILED),
         "TIMEOUT": int(ExitCode.SEND_TIMEOUT),
     }
 

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copilot_driver import env as variables
+from copilot_driver import env_commands
 from copilot_driver.action_inputs.harness_args import harness_arguments, read_host, read_sandbox
 from copilot_driver.action_inputs.names import INPUT_VARIABLES, InputError
 from copilot_driver.action_inputs.policy import build_policy
@@ -146,7 +147,7 @@ def test_the_harness_step_sets_the_variables_the_driver_reads() -> None:
     for variable in (
         "COPILOT_GITHUB_TOKEN",
         variables.MODEL.name,
-        variables.HARNESS_TIMEOUT_MINUTES.name,
+        env_commands.HARNESS_TIMEOUT_MINUTES.name,
         variables.MAX_TOOL_DENIALS.name,
         variables.WORKSPACE.name,
     ):

@@ -1,4 +1,5 @@
-"""What the README says of masking and echoes, checked by running the real driver."""
+"""What the docs say of masking and echoes (docs/driver.md, *What is masked*), checked by
+running the real driver."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import copilot_driver
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = Path(copilot_driver.__file__).parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+MASKING_DOC = (ROOT / "docs" / "driver.md").read_text(encoding="utf-8")
 
 
 def _driver(tmp_path: Path, **variables: str) -> subprocess.CompletedProcess[str]:
@@ -46,11 +47,11 @@ def _driver(tmp_path: Path, **variables: str) -> subprocess.CompletedProcess[str
         ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "(it is ***)"),
     ],
 )
-def test_a_token_shaped_model_is_refused_and_echoed_as_the_readme_says(
+def test_a_token_shaped_model_is_refused_and_echoed_as_the_docs_say(
     tmp_path: Path, model: str, shown: str
 ) -> None:
-    assert "A token-shaped `COPILOT_MODEL`\nis refused (exit 2)" in README
-    assert "a GitHub\ntoken is shown as `***`" in README
+    assert "A token-shaped `COPILOT_MODEL`\nis refused (exit 2)" in MASKING_DOC
+    assert "a GitHub\ntoken is shown as `***`" in MASKING_DOC
     ran = _driver(tmp_path, COPILOT_MODEL=model)
     assert ran.returncode == 2
     assert shown in ran.stderr
@@ -58,7 +59,7 @@ def test_a_token_shaped_model_is_refused_and_echoed_as_the_readme_says(
 
 
 def test_everything_before_the_last_at_of_the_base_url_is_masked(tmp_path: Path) -> None:
-    assert "`https://u:KEY@host/v1` → `https://***@host/v1`" in README
+    assert "`https://u:KEY@host/v1` → `https://***@host/v1`" in MASKING_DOC
     ran = _driver(tmp_path, COPILOT_PROVIDER_BASE_URL="ftp://u:ab+c/d==@host/v1")
     assert ran.returncode == 2
     assert "is not an http(s) URL: ftp://***@host/v1:" in ran.stderr

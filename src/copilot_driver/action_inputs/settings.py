@@ -27,14 +27,10 @@ from copilot_driver.action_inputs.names import (
     WORKING_DIRECTORY,
     InputError,
 )
-from copilot_driver.env import (
-    COPILOT_GITHUB_TOKEN,
-    PLATFORM_TOKENS,
-    PROVIDER_BASE_URL,
-    TOOL_CONFIG,
-)
 from copilot_driver.env import MAX_TOOL_DENIALS as MAX_TOOL_DENIALS_VARIABLE
 from copilot_driver.env import MODEL as MODEL_VARIABLE
+from copilot_driver.env import PROVIDER_BASE_URL, TOOL_CONFIG
+from copilot_driver.env_commands import COPILOT_GITHUB_TOKEN, PLATFORM_TOKENS
 
 _NPM_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?")
 """The `copilot-version`s action.yml installs (its Install step checks the same)."""

@@ -9,7 +9,7 @@ can act on:
     0    every turn completed
     1    a turn failed (the agent or its model reported an error)
     2    bad usage: arguments, the prompt, the WORKFLOW.md or what it names
-    3    the session could not start (workspace, binary, credential)
+    4    the session could not start (workspace, binary, credential)
     124  a turn hit turn_timeout_ms or stall_timeout_ms
     130  interrupted (SIGINT); 143 terminated (SIGTERM)
 
@@ -37,10 +37,10 @@ from copilot_driver.adapters.core.errors import AgentError
 from copilot_driver.adapters.core.registry import adapter_kinds
 from copilot_driver.adapters.core.runner import TurnRunner
 from copilot_driver.command_line import CommandParser, error_line, refuse
-from copilot_driver.env import ADAPTER_SECRETS, secrets_in
 from copilot_driver.exit_codes import AdapterExitCode, for_signal
 from copilot_driver.inert_text import inert_line, inert_log
 from copilot_driver.redaction import Redactor, url_userinfo_secrets
+from copilot_driver.secret_variables import ADAPTER_SECRETS, secrets_in
 from copilot_driver.vocabulary import AdapterErrorKind
 
 COMMAND = "copilot-driver-adapters"

@@ -8,7 +8,7 @@ started would cost a spawned process and a failed turn.
 
 Usage problems (the arguments, the prompt, the WORKFLOW.md) make exit status 2;
 a workspace that is not there or a binary that is not on PATH is the documented
-"the session could not start", 3, when it is the only kind of problem found.
+"the session could not start", 4, when it is the only kind of problem found.
 """
 
 from __future__ import annotations

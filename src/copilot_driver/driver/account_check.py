@@ -6,15 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from copilot_driver.driver.account import (
-    Account,
-    AccountError,
-    TurnError,
-    catalog_failure,
-    check_model,
-    read_sign_in,
-    turn_failure,
-)
+from copilot_driver.driver.account import Account, AccountError, check_model, read_sign_in
+from copilot_driver.driver.account_failures import TurnError, catalog_failure, turn_failure
 from copilot_driver.driver.failures import CatalogUnreadableError, Failure, SessionFailedError
 from copilot_driver.driver.sdk import SdkClient, event_type
 from copilot_driver.driver.stop import StopRequests

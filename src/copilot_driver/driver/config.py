@@ -6,7 +6,7 @@ of a second), so a misconfigured run fails in milliseconds.
 
 `load_config` takes one step per part of the configuration, each in the module
 that owns its rules (`prompt`, `address`, `provider`, `settings`, and the
-policy's `permissions.inputs`). Rules worth knowing (the README has the table):
+policy's `permissions.inputs`). Rules worth knowing (docs/configuration.md has the table):
 - Required variables are reported all at once, one problem per line, and
   never echo the connection token or the provider key.
 - Soft settings (send timeout, log level, log format, ...) fall back to their
@@ -42,7 +42,6 @@ from copilot_driver.env import (
     TOOL_CONFIG,
     WORKSPACE,
     in_github_actions,
-    secret_looking_values,
     session_state_base_dir,
     value_of,
 )
@@ -52,6 +51,7 @@ from copilot_driver.permissions.config import PermissionConfig
 from copilot_driver.permissions.inputs import resolve_policy
 from copilot_driver.permissions.tool_contract import ToolContract
 from copilot_driver.redaction import is_short_secret, url_userinfo_secrets
+from copilot_driver.secret_variables import secret_looking_values
 from copilot_driver.variable import (
     DEFAULT_IDLE_MS,
     DEFAULT_MAX_TOOL_DENIALS,

@@ -12,9 +12,10 @@ import math
 import re
 from collections.abc import Callable, Mapping
 
-from copilot_driver.env import PROVIDER_BASE_URL, secrets_in
+from copilot_driver.env import PROVIDER_BASE_URL
 from copilot_driver.formatting import escape_line_breaks
 from copilot_driver.redaction import Redactor, url_userinfo_secrets
+from copilot_driver.secret_variables import secrets_in
 
 NOTICE_VALUE_CHARS = 40
 """How much of a value an error or a notice echoes, by default."""

@@ -21,17 +21,19 @@ from typing import TypeVar
 from copilot_driver import __version__
 from copilot_driver.command_line import CommandParser, refuse
 from copilot_driver.env import (
-    COPILOT_CLI_PATH,
-    COPILOT_GITHUB_TOKEN,
-    GH_TOKEN,
     GITHUB_ACTIONS,
-    GITHUB_TOKEN,
-    HARNESS_TIMEOUT_MINUTES,
     MODEL,
     PROMPT,
     PROVIDER_API_KEY,
     PROVIDER_BASE_URL,
     SESSION_STATE_BASE_DIR,
+)
+from copilot_driver.env_commands import (
+    COPILOT_CLI_PATH,
+    COPILOT_GITHUB_TOKEN,
+    GH_TOKEN,
+    GITHUB_TOKEN,
+    HARNESS_TIMEOUT_MINUTES,
 )
 from copilot_driver.harness.environment import driver_command as own_driver_command
 from copilot_driver.harness.retry import RetryPolicy

@@ -20,15 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from copilot_driver.env import (
+from copilot_driver.env import PROVIDER_BASE_URL, PROVIDER_CATALOG, in_github_actions
+from copilot_driver.env_commands import (
     COPILOT_GITHUB_TOKEN,
     COPILOT_HOME,
     GH_CONFIG_DIR,
     HOME,
     PLATFORM_TOKENS,
-    PROVIDER_BASE_URL,
-    PROVIDER_CATALOG,
-    in_github_actions,
 )
 
 SECRET_NAME = COPILOT_GITHUB_TOKEN.name

@@ -16,15 +16,17 @@ from pathlib import Path, PurePosixPath
 
 from copilot_driver.env import (
     CONNECTION_TOKEN,
+    PROVIDER_API_KEY,
+    SDK_URI,
+    SEND_TIMEOUT_MS,
+    value_of,
+)
+from copilot_driver.env_commands import (
     GITHUB_CREDENTIALS,
     GITHUB_HOST_VARIABLES,
     HARNESS_TIMEOUT_MINUTES,
     PLATFORM_TOKENS,
-    PROVIDER_API_KEY,
     PROXY_VARIABLES,
-    SDK_URI,
-    SEND_TIMEOUT_MS,
-    value_of,
 )
 from copilot_driver.permissions.config import read_server_args
 

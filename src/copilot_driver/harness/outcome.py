@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from copilot_driver import env
+from copilot_driver import env, env_commands
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.credentials import (
     ACCEPTED_TOKENS,
@@ -107,11 +107,11 @@ EXIT_STATUS_OF_KIND: dict[str, int] = {
     HarnessErrorKind.SANDBOX_UNAVAILABLE: ExitCode.CONFIG,
     HarnessErrorKind.CONFIG: ExitCode.CONFIG,
     HarnessErrorKind.DRIVER_NOT_STARTED: ExitCode.CONFIG,
-    HarnessErrorKind.SIDECAR_START_FAILED: ExitCode.SIDECAR_START_FAILED,
+    HarnessErrorKind.SIDECAR_START_FAILED: ExitCode.START_FAILED,
     HarnessErrorKind.SIDECAR_DIED: ExitCode.SIDECAR_DIED,
 }
 """The harness's own error kinds and the exit status each ends the run with (the
-README's and docs/harness.md's table; `driver_failed` takes the driver's status)."""
+docs/exit-status.md's and docs/harness.md's table; `driver_failed` takes the driver's status)."""
 
 _MISSING_TOKEN_TEXT = ("No GitHub OAuth token", "No authentication information found")
 
@@ -193,26 +193,28 @@ def _github_unreachable(egress_denied: tuple[tuple[str, int], ...]) -> Explanati
         return Explanation(
             title,
             f"the sandbox refused egress to {hosts}: a GitHub Enterprise host belongs in "
-            f"{env.GH_HOST.name}, a Copilot API in {env.COPILOT_API_URL.name}; any other host "
-            "the CLI must reach, in --allow-domain HOST",
+            f"{env_commands.GH_HOST.name}, a Copilot API in "
+            f"{env_commands.COPILOT_API_URL.name}; any other host the CLI must reach, in "
+            "--allow-domain HOST",
         )
     return Explanation(
         title,
         "check the runner's network on the way to GitHub's hosts (api.github.com, "
-        f"*.githubcopilot.com): a proxy belongs in {env.HTTPS_PROXY.name} (and "
-        f"{env.NODE_EXTRA_CA_CERTS.name} when it intercepts TLS), a firewall must allow them",
+        f"*.githubcopilot.com): a proxy belongs in {env_commands.HTTPS_PROXY.name} (and "
+        f"{env_commands.NODE_EXTRA_CA_CERTS.name} when it intercepts TLS), a firewall must "
+        "allow them",
     )
 
 
 def _no_usable_token(tokens: Tokens | None) -> Explanation:
     """The CLI had no GitHub login it could use: say what is known of the environment's."""
-    names = " or ".join(env.PLATFORM_TOKENS)
+    names = " or ".join(env_commands.PLATFORM_TOKENS)
     if tokens is None:
         return Explanation(
             "No credential for the Copilot CLI",
             f"if {names} is set, the Copilot CLI refused it (a classic token, an expired or "
             "revoked one, an account without Copilot access) or could not reach GitHub; if "
-            f"none is set, set {env.PLATFORM_TOKENS[0]}; {ACCEPTED_TOKENS}",
+            f"none is set, set {env_commands.PLATFORM_TOKENS[0]}; {ACCEPTED_TOKENS}",
         )
     if not tokens.present:
         return Explanation(

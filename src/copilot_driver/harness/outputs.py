@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from copilot_driver import workflow_commands
-from copilot_driver.env import GITHUB_OUTPUT, GITHUB_STEP_SUMMARY
+from copilot_driver.env_commands import GITHUB_OUTPUT, GITHUB_STEP_SUMMARY
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.harness.console import Console
 from copilot_driver.harness.credentials import tokens_of

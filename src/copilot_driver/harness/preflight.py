@@ -28,12 +28,11 @@ from pathlib import Path
 from copilot_driver import workflow_commands
 from copilot_driver.env import (
     DRIVER_SECRETS,
-    PLATFORM_TOKENS,
     SERVER_ARGS,
     SESSION_STATE_BASE_DIR,
-    secrets_in,
     session_state_base_dir,
 )
+from copilot_driver.env_commands import PLATFORM_TOKENS
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.git_credentials import workspace_credentials
 from copilot_driver.harness.console import Console
@@ -74,6 +73,7 @@ from copilot_driver.harness.sandbox.upstream import Upstream, UpstreamProxyError
 from copilot_driver.harness.sidecar import SidecarError, locate_copilot_cli
 from copilot_driver.permissions.config import ServerArgsError
 from copilot_driver.redaction import Redactor
+from copilot_driver.secret_variables import secrets_in
 from copilot_driver.vocabulary import HarnessErrorKind
 
 

@@ -30,7 +30,8 @@ from types import FrameType
 from typing import IO
 
 from copilot_driver import workflow_commands
-from copilot_driver.env import CI, HARNESS_TIMEOUT_MINUTES, in_github_actions
+from copilot_driver.env import in_github_actions
+from copilot_driver.env_commands import CI, HARNESS_TIMEOUT_MINUTES
 from copilot_driver.exit_codes import ExitCode, for_signal
 from copilot_driver.harness.console import Console
 from copilot_driver.harness.driver_process import (
@@ -356,7 +357,7 @@ class Harness:
 
 def _sidecar_start_failed(error: SidecarError) -> Ending:
     return Ending(
-        ExitCode.SIDECAR_START_FAILED,
+        ExitCode.START_FAILED,
         HarnessErrorKind.SIDECAR_START_FAILED,
         f"the Copilot CLI sidecar could not start: {error}",
     )

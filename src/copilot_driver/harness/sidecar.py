@@ -33,7 +33,7 @@ from typing import IO, TypedDict, Unpack
 
 from copilot_driver import processes
 from copilot_driver.compatibility import RECOMMENDED_CLI_VERSION
-from copilot_driver.env import COPILOT_CLI_PATH
+from copilot_driver.env_commands import COPILOT_CLI_PATH
 from copilot_driver.errors import CopilotDriverError
 from copilot_driver.harness.bounded_lines import MAX_LINE_BYTES, MAX_LOG_BYTES, bounded_lines
 from copilot_driver.harness.sandbox.launch import Sandbox

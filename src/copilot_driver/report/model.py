@@ -17,7 +17,7 @@ from copilot_driver.permissions.summary import url_without_secrets
 from copilot_driver.report.limits import clip
 from copilot_driver.report.sandbox import SandboxSummary
 from copilot_driver.report.usage import Usage
-from copilot_driver.vocabulary import PolicyInForce, RunResult
+from copilot_driver.vocabulary import Denial, PolicyInForce, RunResult
 
 _PATH_TOOLS = frozenset({"view", "create", "edit", "str_replace", "str_replace_editor", "read"})
 _WHAT_CHARS = 200
@@ -25,20 +25,6 @@ NO_EVENTS = "no events yet"
 """The outcome of a file without an event record: a run that has written none so far."""
 SHELL_TOOLS = frozenset({"bash", "powershell"})
 """The runtime's tools that run a shell command (its `read_`/`stop_` companions run none)."""
-
-
-@dataclass(frozen=True)
-class PolicyDenial:
-    """The driver's `policy.denial` record: why its policy said no, and the rule that
-    would have said yes (None: no allow rule can permit the request)."""
-
-    summary: str
-    kind: str | None
-    reason: str
-    allow_rule: str | None
-    tool_call_id: str | None
-    turn: int
-    at_ms: float | None
 
 
 @dataclass
@@ -53,7 +39,9 @@ class PermissionRecord:
     result: str | None = None
     """`approved...`, `denied...` (the runtime's kinds), or None: no decision recorded."""
     feedback: str | None = None
-    policy: PolicyDenial | None = None
+    policy: Denial | None = None
+    """The driver's `policy.denial` record for it: why its policy said no, and the rule
+    that would say yes (None: no allow rule can permit the request)."""
     """The driver's own account of this denial, when it wrote one."""
 
     @property

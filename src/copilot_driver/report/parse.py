@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ class _Builder:
         self.timeline = model.Timeline()
         self.calls: dict[str, model.ToolCallRecord] = {}
         self.requests: dict[str, model.PermissionRecord] = {}
-        self.denials: list[model.PolicyDenial] = []
+        self.denials: list[_PlacedDenial] = []
 
     def line(self, number: int, line: str) -> None:
         timeline = self.timeline
@@ -245,17 +246,7 @@ class _Builder:
 
     def policy_denial(self, data: dict[str, Any], at_ms: float | None) -> None:
         denial = Denial.from_record_data(data)
-        self.denials.append(
-            model.PolicyDenial(
-                summary=denial.summary,
-                kind=denial.kind,
-                reason=denial.reason,
-                allow_rule=denial.allow_rule,
-                tool_call_id=denial.tool_call_id,
-                turn=self.turn(at_ms).index,
-                at_ms=at_ms,
-            )
-        )
+        self.denials.append(_PlacedDenial(denial, self.turn(at_ms).index, at_ms))
 
     def policy_in_force(self, data: dict[str, Any], at_ms: float | None) -> None:
         """The first record is the run's policy (a later one would be another run's)."""
@@ -276,21 +267,22 @@ class _Builder:
                     by_call.setdefault(permission.tool_call_id, deque()).append(permission)
                 by_summary.setdefault(permission.summary, deque()).append(permission)
         by_summary_only = []
-        for denial in self.denials:
-            call_id = denial.tool_call_id
+        for placed in self.denials:
+            call_id = placed.denial.tool_call_id
             record = _first_unmatched(by_call.get(call_id)) if call_id is not None else None
             if record is None:
-                by_summary_only.append(denial)
+                by_summary_only.append(placed)
             else:
-                _take_denial(record, denial)
-        for denial in by_summary_only:
+                _take_denial(record, placed)
+        for placed in by_summary_only:
+            denial = placed.denial
             record = _first_unmatched(by_summary.get(denial.summary))
             if record is None:
                 record = model.PermissionRecord(
-                    None, denial.summary, denial.tool_call_id, denial.turn, denial.at_ms
+                    None, denial.summary, denial.tool_call_id, placed.turn, placed.at_ms
                 )
-                self.timeline.turns[denial.turn - 1].permissions.append(record)
-            _take_denial(record, denial)
+                self.timeline.turns[placed.turn - 1].permissions.append(record)
+            _take_denial(record, placed)
 
     def finish(self) -> model.Timeline:
         """Match the policy's denials, attach permissions to their tool calls and put
@@ -331,12 +323,21 @@ _HANDLERS: dict[str, _Handler] = {
 """The types the timeline interprets, each with the builder's method that takes it in."""
 
 
-def _take_denial(record: model.PermissionRecord, denial: model.PolicyDenial) -> None:
-    record.policy = denial
+@dataclass(frozen=True)
+class _PlacedDenial:
+    """A `policy.denial` record and where it came: its turn and its time."""
+
+    denial: Denial
+    turn: int
+    at_ms: float | None
+
+
+def _take_denial(record: model.PermissionRecord, placed: _PlacedDenial) -> None:
+    record.policy = placed.denial
     if record.summary == _NOT_RECORDED:
-        record.summary = denial.summary
+        record.summary = placed.denial.summary
     if record.result is None:
-        record.result, record.decided_ms = "denied", denial.at_ms
+        record.result, record.decided_ms = "denied", placed.at_ms
 
 
 def _first_unmatched(

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 from copilot_driver import records
 from copilot_driver.report.limits import clip
-from copilot_driver.report.model import PolicyDenial, Timeline
+from copilot_driver.report.model import Timeline
 from copilot_driver.report.sandbox import MODE_UNKNOWN, SandboxSummary
 from copilot_driver.report.usage import ModelUsage, Usage
-from copilot_driver.vocabulary import RunResult
+from copilot_driver.vocabulary import Denial, RunResult
 
 REPORT_VERSION = "report v2"
 """Shown in both renderings: what a reader (or a script) of the report can expect."""
@@ -241,12 +241,12 @@ def error_text(result: RunResult) -> str | None:
     return clip(result.error, _ERROR_CHARS) if result.error else None
 
 
-def denial_reason(policy: PolicyDenial) -> str:
+def denial_reason(policy: Denial) -> str:
     """What the policy said, without the allow rule (which renderers quote their own way)."""
     return f"denied: {clip(policy.reason, _REASON_CHARS)}"
 
 
-def allow_rule(policy: PolicyDenial) -> str | None:
+def allow_rule(policy: Denial) -> str | None:
     """The rule whole, to be copied; None when there is none, or it is too long to show
     (a rule cut short would be another rule: `no_rule_phrase` says why)."""
     rule = policy.allow_rule
@@ -256,7 +256,7 @@ def allow_rule(policy: PolicyDenial) -> str | None:
 NO_ALLOW_RULE = "no allow rule can permit this"
 
 
-def no_rule_phrase(policy: PolicyDenial) -> str:
+def no_rule_phrase(policy: Denial) -> str:
     """Why a denial shows no rule: none can allow it, or it is too long to show here."""
     if not policy.allow_rule:
         return NO_ALLOW_RULE

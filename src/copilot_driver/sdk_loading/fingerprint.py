@@ -39,49 +39,32 @@ import `copilot.generated.*` the way any user's pickle does; nothing else does.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import enum
 import hashlib
 import importlib
 import inspect
-import json
 import marshal
 import os
-import pickle
 import random
-import re
 import types
 import typing
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from copilot_driver.sdk_loading.fingerprint_samples import (
+    ADDRESS,
+    UNION_ORIGINS,
+    Samples,
+    failure,
+    pickle_round_trip,
+    qualified_name,
+)
+
 PUBLIC_MODULES: tuple[str, ...] = ("copilot.rpc", "copilot.session_events")
 
-# A nested dataclass deeper than this is left out (its field's default or None used) so a
-# recursive schema still has a finite sample.
-_SAMPLE_DEPTH = 4
-# Longer texts (a big class's JSON) are kept as their length and digest.
-_LONGEST_KEPT_TEXT = 1000
 # How much of each differing part `difference` shows.
 _SHOWN_PART = 300
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-_FIXED_DATETIME = datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
-_FIXED_TIMEDELTA = datetime.timedelta(seconds=90)
-_FIXED_UUID = uuid.UUID(int=1)
-_SIMPLE_SAMPLES: dict[object, object] = {
-    str: "s",
-    int: 1,
-    float: 1.5,
-    bool: True,
-    Any: "s",
-    object: "s",
-    datetime.datetime: _FIXED_DATETIME,
-    datetime.timedelta: _FIXED_TIMEDELTA,
-    uuid.UUID: _FIXED_UUID,
-}
-_UNION_ORIGINS = (typing.Union, types.UnionType)
 # Class `__dict__` entries left out: the annotations, docstring, module and dataclass
 # parameters have their own lines; pickle caches `__slotnames__` on a class the first time
 # one of its instances is pickled, which depends on the order classes are described in.
@@ -149,27 +132,6 @@ def _first_differing_part(expected: str, actual: str) -> tuple[str, str]:
     return "<equal parts>", "<equal parts>"
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
-
-
-def _kept_text(text: str) -> str:
-    if len(text) <= _LONGEST_KEPT_TEXT:
-        return text
-    return f"<{len(text)} chars sha256={_digest(text)}>"
-
-
-def _qualified_name(value: Any) -> str:
-    return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}"
-
-
-@dataclasses.dataclass(frozen=True)
-class _NoSample:
-    """Why no sample value can be built for a type (too deep, or a type it does not know)."""
-
-    reason: str
-
-
 class _Describer:
     """Describes the objects of one `describe()` call; knows which public names hold
     which objects, so that sameness is described by public name, never by id."""
@@ -184,9 +146,8 @@ class _Describer:
         # Classes of these top-level packages are described in full; others (`list`,
         # `typing.Any`, aliased by a public name) by name only.
         self._packages = packages
-        # A sample, or why none can be built (a `_NoSample`), per (class, depth).
-        self._samples: dict[tuple[type, int], object] = {}
         self._type_hints: dict[type | types.FunctionType, dict[str, Any]] = {}
+        self._samples = Samples(self._hints, self._type_repr)
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -202,13 +163,13 @@ class _Describer:
             lines += ["kind: type expression", f"type: {self._type_repr(value)}"]
         else:
             lines += [
-                f"kind: value of {_qualified_name(type(value))}",
+                f"kind: value of {qualified_name(type(value))}",
                 f"value: {self._repr(value)}",
             ]
         text = "\n".join(line.replace("\n", "\\n") for line in lines)
         # Addresses can hide in any text (a dataclass's generated docstring shows its
         # defaults' reprs): none survives.
-        return _ADDRESS.sub("", text)
+        return ADDRESS.sub("", text)
 
     # -- names and values ----------------------------------------------------------------
 
@@ -221,14 +182,14 @@ class _Describer:
         # (the copy a lazy loader's namespace would hold) loses the mark. Which names hold
         # it is said once, on its own "same object as" line.
         public = " (public)" if id(cls) in self._public_keys_by_id else ""
-        return _qualified_name(cls) + public
+        return qualified_name(cls) + public
 
     def _type_repr(self, hint: object) -> str:
         """A type hint with each class it names by module, qualname and public name."""
         origin = typing.get_origin(hint)
         if origin is not None:
             arguments = [self._type_repr(argument) for argument in typing.get_args(hint)]
-            if origin in _UNION_ORIGINS:
+            if origin in UNION_ORIGINS:
                 return " | ".join(arguments)
             return f"{self._type_repr(origin)}[{', '.join(arguments)}]"
         if hint is None or hint is type(None):
@@ -247,7 +208,7 @@ class _Describer:
         if isinstance(value, type):
             return self._class_ref(value)
         if isinstance(value, types.FunctionType):
-            return f"function {_qualified_name(value)}{self._public_mark(value)}"
+            return f"function {qualified_name(value)}{self._public_mark(value)}"
         if isinstance(value, types.CodeType):
             return self._code_fingerprint(value)
         if isinstance(value, tuple | list):
@@ -260,8 +221,8 @@ class _Describer:
             return "{" + ", ".join(items) + "}"
         if type(value).__repr__ is object.__repr__:
             # A sentinel like `object()`: its type, and which public name it is.
-            return f"<{_qualified_name(type(value))} instance>{self._public_mark(value)}"
-        return _ADDRESS.sub("", repr(value)) + self._public_mark(value)
+            return f"<{qualified_name(type(value))} instance>{self._public_mark(value)}"
+        return ADDRESS.sub("", repr(value)) + self._public_mark(value)
 
     # -- functions -----------------------------------------------------------------------
 
@@ -272,7 +233,7 @@ class _Describer:
             signature = f"<no signature: {type(error).__name__}>"
         return [
             "kind: function",
-            f"qualified name: {_qualified_name(function)}",
+            f"qualified name: {qualified_name(function)}",
             f"signature: {signature}",
             f"function: {self._function_summary(function, with_hints=True)}",
         ]
@@ -280,7 +241,7 @@ class _Describer:
     def _function_summary(self, function: types.FunctionType, *, with_hints: bool) -> str:
         summary = (
             f"{self._code_fingerprint(function.__code__)}"
-            f" name={_qualified_name(function)}"
+            f" name={qualified_name(function)}"
             # The namespace the code's global names are looked up in: a lazy loader's
             # functions must still see the generated module's.
             f" globals={function.__globals__.get('__name__')!r}"
@@ -361,7 +322,7 @@ class _Describer:
             return [f"kind: outside class {self._class_ref(cls)}"]
         lines = [
             f"kind: {self._class_kind(cls)}",
-            f"qualified name: {_qualified_name(cls)}",
+            f"qualified name: {qualified_name(cls)}",
             f"metaclass: {self._class_ref(type(cls))}",
             f"bases: {[self._class_ref(base) for base in cls.__bases__]}",
             f"mro: {[self._class_ref(base) for base in cls.__mro__]}",
@@ -402,7 +363,7 @@ class _Describer:
         try:
             hints = self._hints(owner)
         except Exception as error:  # Eager and lazy must then fail alike.
-            return _failure(error)
+            return failure(error)
         return "{" + ", ".join(f"{name}: {self._type_repr(t)}" for name, t in hints.items()) + "}"
 
     def _hints(self, owner: type | types.FunctionType) -> dict[str, Any]:
@@ -414,12 +375,12 @@ class _Describer:
         lines = [f"dataclass params: {self._repr(cls.__dict__.get('__dataclass_params__'))}"]
         lines += [f"field {f.name}: {self._field_repr(f)}" for f in dataclasses.fields(cls)]
         if callable(getattr(cls, "from_dict", None)) and callable(getattr(cls, "to_dict", None)):
-            lines.append(self._round_trip(cls))
+            lines.append(self._samples.round_trip(cls))
         return lines
 
     def _field_repr(self, field: dataclasses.Field[Any]) -> str:
         factory = field.default_factory
-        factory_name = "-" if factory is dataclasses.MISSING else _qualified_name(factory)
+        factory_name = "-" if factory is dataclasses.MISSING else qualified_name(factory)
         default = "-" if field.default is dataclasses.MISSING else self._repr(field.default)
         return (
             f"type={field.type!r} default={default} default_factory={factory_name}"
@@ -434,126 +395,5 @@ class _Describer:
             for alias, member in cls.__members__.items()
             if alias != member.name
         ]
-        lines += [f"enum pickle {member.name}: {_pickle_round_trip(member)}" for member in cls]
+        lines += [f"enum pickle {member.name}: {pickle_round_trip(member)}" for member in cls]
         return lines
-
-    # -- behaviour: round trips ----------------------------------------------------------
-
-    def _round_trip(self, cls: type) -> str:
-        try:
-            sample = self._dataclass_sample(cls, 0)
-        except Exception as error:
-            return f"round trip: sample failed {_failure(error)}"
-        if isinstance(sample, _NoSample):
-            return f"round trip: no sample ({sample.reason})"
-        step = "to_dict"  # the step that raised, said with the failure
-        try:
-            as_dict = sample.to_dict()  # type: ignore[attr-defined]
-            step = "json"
-            as_json = json.dumps(as_dict, sort_keys=True, default=str)
-            step = "from_dict"
-            again = cls.from_dict(as_dict)  # type: ignore[attr-defined]
-            step = "to_dict again"
-            same_dict = again.to_dict() == as_dict
-            step = "=="
-            same_object = again == sample
-        except Exception as error:
-            return f"round trip: failed in {step} {_failure(error)}"
-        pickled = _pickle_round_trip(sample)
-        verdict = "ok" if same_object and same_dict and pickled == "equal" else "unequal"
-        return (
-            f"round trip: {verdict} from_dict==sample:{same_object}"
-            f" to_dict==dict:{same_dict} pickle:{pickled} json={_kept_text(as_json)}"
-        )
-
-    # The sample builders return a `_NoSample` rather than raise one: the package's
-    # exceptions all derive from `CopilotDriverError`, which this is not.
-
-    def _dataclass_sample(self, cls: type, depth: int) -> object:
-        """A deterministic instance of `cls`; a pure function of (cls, depth), so the
-        cache never makes it depend on the order classes are described in."""
-        if depth > _SAMPLE_DEPTH:
-            return _NoSample(f"deeper than {_SAMPLE_DEPTH}")
-        if (cls, depth) not in self._samples:
-            values = self._field_samples(cls, depth)
-            sample = values if isinstance(values, _NoSample) else cls(**values)
-            self._samples[(cls, depth)] = sample
-        return self._samples[(cls, depth)]
-
-    def _field_samples(self, cls: type, depth: int) -> dict[str, object] | _NoSample:
-        """Keyword arguments for `cls`: a sample per field, or its default if it has none."""
-        hints = self._hints(cls)
-        values: dict[str, object] = {}
-        for field in dataclasses.fields(cls):
-            if not field.init:
-                continue
-            value = self._sample(hints[field.name], depth + 1)
-            if not isinstance(value, _NoSample):
-                values[field.name] = value
-            elif field.default is dataclasses.MISSING and (
-                field.default_factory is dataclasses.MISSING
-            ):
-                return value
-        return values
-
-    def _sample(self, hint: object, depth: int) -> object:
-        if hint in _SIMPLE_SAMPLES:
-            return _SIMPLE_SAMPLES[hint]
-        if hint is None or hint is type(None):
-            return None
-        origin = typing.get_origin(hint)
-        if origin is not None:
-            return self._generic_sample(origin, typing.get_args(hint), depth)
-        if isinstance(hint, type):
-            return self._class_sample(hint, depth)
-        return _NoSample(f"unknown type {self._type_repr(hint)}")
-
-    def _class_sample(self, cls: type, depth: int) -> object:
-        if issubclass(cls, enum.Enum):
-            return next(iter(cls))
-        if dataclasses.is_dataclass(cls):
-            return self._dataclass_sample(cls, depth)
-        if cls is list:
-            return ["s"]
-        if cls is dict:
-            return {"k": "s"}
-        return _NoSample(f"unknown class {_qualified_name(cls)}")
-
-    def _generic_sample(self, origin: object, arguments: tuple[Any, ...], depth: int) -> object:
-        if origin in _UNION_ORIGINS:
-            return self._union_sample(arguments, depth)
-        if origin is typing.Literal:
-            return arguments[0]
-        if origin is list:
-            item = self._sample(arguments[0], depth) if arguments else "s"
-            return item if isinstance(item, _NoSample) else [item]
-        if origin is dict:
-            value = self._sample(arguments[1], depth) if arguments else "s"
-            return value if isinstance(value, _NoSample) else {"k": value}
-        return _NoSample(f"unknown generic {self._type_repr(origin)}")
-
-    def _union_sample(self, alternatives: tuple[Any, ...], depth: int) -> object:
-        """The first alternative a sample can be built for; None only as the last resort,
-        so optional fields are filled and their to_dict branches taken."""
-        ordered = [a for a in alternatives if a is not type(None)]
-        for alternative in ordered:
-            sample = self._sample(alternative, depth)
-            if not isinstance(sample, _NoSample):
-                return sample
-        if len(ordered) < len(alternatives):
-            return None
-        return _NoSample("no alternative of a union")
-
-
-def _pickle_round_trip(value: object) -> str:
-    try:
-        again = pickle.loads(pickle.dumps(value, protocol=4))  # noqa: S301 - our own bytes
-    except Exception as error:
-        return _failure(error)
-    if again is value:
-        return "identical"
-    return "equal" if again == value else "unequal"
-
-
-def _failure(error: BaseException) -> str:
-    return f"{type(error).__name__}: {_ADDRESS.sub('', str(error))}"

@@ -178,7 +178,7 @@ def test_no_arguments(cli: Cli) -> None:
 def test_help_lists_the_exit_codes(cli: Cli) -> None:
     result = cli.run("--help")
     assert result.code == 0
-    for line in ("124  a turn hit", "3    the session could not start", "2    bad usage"):
+    for line in ("124  a turn hit", "4    the session could not start", "2    bad usage"):
         assert line in result.stdout
 
 
@@ -292,7 +292,7 @@ def test_bad_prompt_file(cli: Cli, content: bytes | None, expected: str) -> None
     assert cli.invocations() == []
 
 
-# -- the session cannot start: exit 3 ------------------------------------------
+# -- the session cannot start: exit 4 ------------------------------------------
 
 
 @pytest.mark.parametrize("workspace", ["missing", "file"])
@@ -300,7 +300,7 @@ def test_invalid_workspace(cli: Cli, workspace: str) -> None:
     (cli.tmp_path / "file").write_text("not a directory")
     path = cli.tmp_path / {"missing": "nope", "file": "file"}[workspace]
     result = cli.run("run", "--kind", "copilot-cli", "--workspace", path, "--prompt", "hi")
-    assert result.code == 3
+    assert result.code == 4
     [line] = result.stderr.splitlines()
     assert line.startswith(f"{ERROR}the session could not start: invalid_workspace_cwd: ")
     assert line.endswith("; give --workspace an existing directory")
@@ -311,7 +311,7 @@ def test_invalid_workspace(cli: Cli, workspace: str) -> None:
 def test_secret_in_the_workspace_path_is_masked(cli: Cli) -> None:
     path = cli.tmp_path / f"ws-{SECRET}"
     result = cli.run("run", "--kind", "copilot-cli", "--workspace", path, "--prompt", "hi")
-    assert result.code == 3
+    assert result.code == 4
     assert "invalid_workspace_cwd" in result.stderr
     assert "ws-***" in result.stderr
     _assert_no_secret(result)
@@ -320,7 +320,7 @@ def test_secret_in_the_workspace_path_is_masked(cli: Cli) -> None:
 def test_agent_command_not_found(cli: Cli) -> None:
     path = cli.workflow("---\nagent:\n  kind: copilot-cli\n  command: /nonexistent/copilot\n---\n")
     result = cli.run("run", "--workflow", path, "--workspace", cli.workspace, "--prompt", "hi")
-    assert result.code == 3
+    assert result.code == 4
     [line] = result.stderr.splitlines()
     assert line.startswith(f"{ERROR}the session could not start: agent_not_found: ")
     assert "/nonexistent/copilot" in line
@@ -328,13 +328,13 @@ def test_agent_command_not_found(cli: Cli) -> None:
 
 def test_copilot_not_on_path(cli: Cli) -> None:
     result = cli.turn("hi", env={"PATH": str(cli.tmp_path / "empty-bin")})
-    assert result.code == 3
+    assert result.code == 4
     assert "agent_not_found" in result.stderr
 
 
 def test_broken_copilot_fails_the_canary(cli: Cli) -> None:
     result = cli.turn("hi", env={"FAKE_VERSION_FAILS": "1"})
-    assert result.code == 3
+    assert result.code == 4
     assert f"{ERROR}the session could not start: agent_not_found: " in result.stderr
     assert "--version failed" in result.stderr
     assert cli.invocations() == []
@@ -342,7 +342,7 @@ def test_broken_copilot_fails_the_canary(cli: Cli) -> None:
 
 def test_no_github_credential(cli: Cli) -> None:
     result = cli.turn("hi", env={"GH_TOKEN": ""})
-    assert result.code == 3
+    assert result.code == 4
     assert "agent_not_found" in result.stderr
     assert "GH_TOKEN" in result.stderr
     assert cli.invocations() == []
@@ -513,12 +513,12 @@ def test_every_problem_is_reported_at_once_before_anything_starts(cli: Cli) -> N
     assert cli.invocations() == []
 
 
-def test_start_problems_alone_exit_3_and_are_all_reported(cli: Cli) -> None:
+def test_start_problems_alone_exit_4_and_are_all_reported(cli: Cli) -> None:
     result = cli.run(
         "run", "--kind", "copilot-cli", "--workspace", cli.tmp_path / "nope", "--prompt", "hi",
         env={"PATH": str(cli.tmp_path / "empty-bin")},
     )  # fmt: skip
-    assert result.code == 3
+    assert result.code == 4
     errors = _errors(result)
     assert len(errors) == 2
     assert errors[0].startswith("the session could not start: invalid_workspace_cwd: ")

@@ -14,12 +14,10 @@ from copilot_driver.driver.account import (
     AccountError,
     CatalogModel,
     Quota,
-    TurnError,
-    catalog_failure,
     check_model,
     read_sign_in,
-    turn_failure,
 )
+from copilot_driver.driver.account_failures import TurnError, catalog_failure, turn_failure
 from copilot_driver.exit_codes import ExitCode
 from copilot_driver.vocabulary import DriverErrorKind
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from copilot_driver.env import GITHUB_CREDENTIALS, PROXY_VARIABLES
+from copilot_driver.env_commands import GITHUB_CREDENTIALS, PROXY_VARIABLES
 from copilot_driver.harness.environment import (
     SIDECAR_PASSED,
     SIDECAR_PASSED_PREFIXES,

@@ -154,7 +154,7 @@ def test_a_text_format_cause_is_said_without_its_fields(tmp_path: Path) -> None:
 
 def test_a_cause_that_quotes_output_is_one_error_line_then_the_quote(tmp_path: Path) -> None:
     cause = "the Copilot CLI sidecar could not start: it exited; its last output:\nfatal: bind"
-    ending = Ending(ExitCode.SIDECAR_START_FAILED, HarnessErrorKind.SIDECAR_START_FAILED, cause)
+    ending = Ending(ExitCode.START_FAILED, HarnessErrorKind.SIDECAR_START_FAILED, cause)
     stderr, _ = tell(finished(tmp_path, ending), {})
     assert [line for line in stderr.splitlines() if " error: " in line] == [
         f"{PREFIX} error: the Copilot CLI sidecar could not start: it exited; its last output:"

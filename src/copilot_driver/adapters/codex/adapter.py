@@ -42,12 +42,13 @@ from copilot_driver.adapters.core.ssh import ssh_argv
 from copilot_driver.adapters.core.tools import ToolRegistry
 from copilot_driver.adapters.core.turn import SESSION_STOPPED, TurnAdapter, cancelled, emit
 from copilot_driver.adapters.core.workspace import place_agent
+from copilot_driver.env_commands import CODEX_API_KEY
 from copilot_driver.vocabulary import AdapterErrorKind
 
 log = logging.getLogger(__name__)
 
 KIND = "codex"
-API_KEY_VARIABLE = "CODEX_API_KEY"
+API_KEY_VARIABLE = CODEX_API_KEY.name
 CLIENT_INFO = {"name": "copilot_driver", "title": "copilot-driver adapters", "version": "1"}
 INTERRUPT_REQUEST_TIMEOUT_S = 2.0
 STDIN_CLOSE_GRACE_S = 2.0

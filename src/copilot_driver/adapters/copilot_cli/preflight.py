@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 
 from copilot_driver.adapters.core.errors import AgentError
-from copilot_driver.env import PLATFORM_TOKENS
+from copilot_driver.env_commands import PLATFORM_TOKENS
 from copilot_driver.vocabulary import AdapterErrorKind
 
 log = logging.getLogger(__name__)

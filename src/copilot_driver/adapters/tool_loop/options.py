@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from copilot_driver.adapters.core.options import OptionBlock, is_variable_name, raise_problems
+from copilot_driver.env_commands import OPENAI_API_KEY
 from copilot_driver.redaction import mask_url_userinfo
 
 BLOCK = "tool-loop"
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_API_KEY_ENV = OPENAI_API_KEY.name
 DEFAULT_MAX_ROUNDS = 20
 DEFAULT_MAX_TOOL_RESULT_CHARS = 20_000
 DEFAULT_TEMPERATURE = 0.1

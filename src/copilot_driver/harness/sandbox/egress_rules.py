@@ -26,14 +26,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from copilot_driver.env import (
+from copilot_driver.env import PROVIDER_BASE_URL, PROVIDER_CATALOG
+from copilot_driver.env_commands import (
     COPILOT_API_URL,
     COPILOT_DEBUG_GITHUB_API_URL,
     COPILOT_GH_HOST,
     GH_HOST,
     PLATFORM_TOKENS,
-    PROVIDER_BASE_URL,
-    PROVIDER_CATALOG,
 )
 from copilot_driver.errors import CopilotDriverError
 

@@ -29,7 +29,7 @@ from copilot_driver.testing import (
     ToolCall,
 )
 from copilot_driver.testing.environment import TEST_PROVIDER_KEY
-from helpers.harness_runs import CANARIES, HarnessHarness
+from helpers.harness_runs import CANARIES, HarnessHarness, killing_leftovers
 
 pytestmark = pytest.mark.e2e
 
@@ -64,12 +64,10 @@ def harness(
     copilot_cache_home: Path,
 ) -> Iterator[HarnessHarness]:
     scripted_model.script = SCRIPT
-    runner = HarnessHarness(tmp_path, scripted_model, copilot_cli, copilot_cache_home)
-    try:
+    with killing_leftovers(
+        HarnessHarness(tmp_path, scripted_model, copilot_cli, copilot_cache_home)
+    ) as runner:
         yield runner
-    finally:
-        for pid, _ in runner.processes():  # never leave a failed test's processes behind
-            os.kill(pid, signal.SIGKILL)
 
 
 def test_t_csd_007_sidecar_and_driver_share_one_fresh_token_that_is_never_logged(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from copilot_driver.testing import Reply, Rule, Script, ScriptedModelServer, ToolCall
-from helpers.harness_runs import HarnessHarness
+from helpers.harness_runs import HarnessHarness, killing_leftovers
 
 pytestmark = pytest.mark.e2e
 
@@ -48,12 +47,10 @@ def harness(
     copilot_cache_home: Path,
 ) -> Iterator[HarnessHarness]:
     scripted_model.script = SCRIPT
-    runner = HarnessHarness(tmp_path, scripted_model, copilot_cli, copilot_cache_home)
-    try:
+    with killing_leftovers(
+        HarnessHarness(tmp_path, scripted_model, copilot_cli, copilot_cache_home)
+    ) as runner:
         yield runner
-    finally:
-        for pid, _ in runner.processes():  # never leave a failed test's processes behind
-            os.kill(pid, signal.SIGKILL)
 
 
 def errors_of(completed: subprocess.CompletedProcess[str]) -> list[str]:

@@ -18,11 +18,11 @@ import pytest
 from copilot_driver import sdk_loading
 from copilot_driver.sdk_loading.cache import write_cache
 from copilot_driver.testing.fixtures import missing_component
+from helpers.wheels import WHEELHOUSE, build_wheel
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-WHEELHOUSE = ROOT / ".cache" / "wheels"
 PACKAGE = Path(sdk_loading.__file__).parent
 COMMAND = [sys.executable, "-m", "copilot_driver.sdk_loading"]
 
@@ -165,17 +165,7 @@ def test_uninstalling_the_wheel_leaves_nothing_in_site_packages(tmp_path: Path) 
             "the dependency wheels", FileNotFoundError(f"no wheels in {WHEELHOUSE}: make setup")
         )
     started = time.monotonic()
-    dist = tmp_path / "dist"
-    built = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    (wheel,) = dist.glob("copilot_driver-*.whl")
+    wheel = build_wheel(tmp_path / "dist")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")

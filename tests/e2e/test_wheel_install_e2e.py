@@ -32,10 +32,9 @@ import pytest
 from copilot_driver import __version__
 from copilot_driver.testing import ScriptedModelServer, harness_environment
 from copilot_driver.testing.fixtures import missing_component
+from helpers.wheels import WHEELHOUSE, build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
-WHEELHOUSE = ROOT / ".cache" / "wheels"
-"""The dependency wheels `make setup` downloads (its WHEELHOUSE)."""
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 REPOSITORY = PYPROJECT["project"]["urls"]["Repository"]
 DIST_INFO = f"copilot_driver-{__version__}.dist-info"
@@ -45,18 +44,7 @@ ANSWER = "Hello from the wheel."
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This tree's wheel, built without the network."""
-    out = tmp_path_factory.mktemp("dist")
-    built = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    (found,) = out.glob("copilot_driver-*.whl")
-    return found
+    return build_wheel(tmp_path_factory.mktemp("dist"))
 
 
 def _metadata(wheel: Path) -> Message:

@@ -8,7 +8,9 @@ scanning /proc/*/environ for it after the run.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -186,6 +188,17 @@ class HarnessHarness:
         results = runtime_record.tool_results(self.model)
         assert set(results) == set(commands), "a command did not run"
         return results
+
+
+@contextmanager
+def killing_leftovers(runner: HarnessHarness) -> Iterator[HarnessHarness]:
+    """`runner`; afterwards every process carrying its marker is killed, so a failed
+    test never leaves a harness, sidecar or driver behind."""
+    try:
+        yield runner
+    finally:
+        for pid, _ in runner.processes():
+            os.kill(pid, signal.SIGKILL)
 
 
 @contextmanager

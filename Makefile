@@ -181,9 +181,12 @@ test-programs:
 	$(NEED_OPENSSL)
 
 # The gates run first: lint, format, types, then the dependency contracts.
+# One worker per CPU (at most 4), each taking whole test files, so a file's shared
+# sidecars and module fixtures are built once; most end-to-end time is waiting on processes.
 # The slowest tests are listed at the end, so the suite's growth shows in every run.
 test: lint $(ORACLE_PROGRAMS) test-programs $(MERMAID) $(GH_AW_NODE)
-	$(BIN)/python -m pytest --durations=30 --durations-min=10
+	$(BIN)/python -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadfile \
+		--durations=30 --durations-min=10
 
 demo: $(VENV)/.demo-installed $(COPILOT_CLI) demo-programs
 	$(BIN)/python -m copilot_driver.sdk_loading build

@@ -93,9 +93,10 @@ PARALLEL_RUNS = 4
 """Whole runs at once (across all variables): most of a run is the SDK import
 (CPU) and round trips to the sidecar (waiting), so a few at once keep both
 CPUs busy without starving the sidecar."""
-MAX_LINE_CHARS = 1000
+MAX_LINE_CHARS = 2000
 """A log entry with its paths (working directory, events file) is ~500
-characters; an echoed 128 KiB value is 100 times this."""
+characters, ~1,000 under a parallel worker's longer temporary folder (and a state
+folder that is itself a hostile value); an echoed 128 KiB value is 65 times this."""
 MAX_ARG_STRLEN = 128 * 1024
 """Linux's limit for one `NAME=value` environment string, its NUL included."""
 SLOW_TRIGGER = "SLOW-TURN"

@@ -186,6 +186,22 @@ IDLE_MS = Variable(
     limit=MAX_SEND_TIMEOUT_MS,
     unit="milliseconds",
 )
+SAFE_OUTPUTS = Variable(
+    "GH_AW_SAFE_OUTPUTS",
+    "set by gh-aw: its safe-outputs file (the driver only notes it is set)",
+    "set by gh-aw's harness: the safe-outputs file whose terminal result arms the "
+    "harness's post-result watchdog. The driver never reads the file; while it is set, "
+    "the driver writes a `driver.waiting` entry whenever its log has been silent for a "
+    "quarter of that watchdog's period during the turn, so a working run is not ended "
+    "for silence",
+)
+HARNESS_WATCHDOG_MS = Variable(
+    "GH_AW_HARNESS_WATCHDOG_TIMEOUT_MS",
+    "gh-aw's post-result watchdog, in ms (default 120000): sets the keep-alive",
+    "gh-aw's post-result watchdog period, read as gh-aw's harness reads it (a positive "
+    "number of milliseconds, kept within 50 and 600000; anything else means 120000): with "
+    "`GH_AW_SAFE_OUTPUTS` set, the driver's keep-alive entry comes after a quarter of it",
+)
 SDK_LOADING = Variable(
     "COPILOT_DRIVER_SDK_LOADING",
     "auto|eager (default auto): lazy loading of the SDK's generated modules",
@@ -247,6 +263,8 @@ DRIVER_VARIABLES: tuple[Variable, ...] = (
     PERMISSIONS,
     MAX_TOOL_DENIALS,
     IDLE_MS,
+    SAFE_OUTPUTS,
+    HARNESS_WATCHDOG_MS,
     SDK_READY_FD,
     SDK_LOADING,
     GITHUB_ACTIONS,

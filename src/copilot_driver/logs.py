@@ -23,6 +23,7 @@ import json
 import logging
 import re
 import sys
+import time
 from typing import IO, Any
 
 from pythonjsonlogger.json import JsonFormatter
@@ -51,6 +52,8 @@ class DriverLog:
     def __init__(self, logger: logging.Logger) -> None:
         self._logger = logger
         self._context: dict[str, Any] = {}
+        self.last_entry_at = time.monotonic()
+        """When the latest entry was written (monotonic): the keep-alive's clock."""
 
     def bind(self, **fields: Any) -> None:
         """Add fields (e.g. `sessionId`) to every later entry."""
@@ -71,6 +74,8 @@ class DriverLog:
     def _log(self, level: int, event: str, message: str, fields: dict[str, Any]) -> None:
         extra = {"event": event, **self._context, **fields}
         self._logger.log(level, "%s", message, extra={"fields": extra})
+        if self._logger.isEnabledFor(level):
+            self.last_entry_at = time.monotonic()
 
 
 def entry_fields(record: logging.LogRecord) -> dict[str, Any]:

@@ -129,6 +129,8 @@ class LogEvent(StrEnum):
     TOOL_CALL_BUDGET_EXCEEDED = "guard.tool_call_budget_exceeded"
     SIDECAR_UNREADABLE_NOTIFICATION = "sidecar.unreadable_notification"
     SESSION_IDLE_TIMEOUT = "session.idle_timeout"
+    DRIVER_WAITING = "driver.waiting"
+    """The keep-alive under gh-aw's harness: the turn is still in flight (heartbeat.py)."""
     SESSION_COMPLETED = "session.completed"
     EVENTS_WRITE_FAILED = "events.write_failed"
     RESULT_WRITE_FAILED = "result.write_failed"

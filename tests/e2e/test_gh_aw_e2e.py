@@ -11,7 +11,9 @@ sidecar was started with, so which one the session used is visible.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -105,6 +107,19 @@ class GhAw:
             # gh-aw also names its proxy here for the sidecar's own use: left alone.
             COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:9/v1",
             COPILOT_PROVIDER_TYPE="openai",
+        )
+
+    def start(self, **overrides: str) -> subprocess.Popen[str]:
+        """The driver as gh-aw's newer harness spawns it: stdin closed, its own group."""
+        return subprocess.Popen(
+            [sys.executable, str(self.driver_file), str(self.copilot_cli)],
+            cwd=self.workspace,
+            env={**self.env, **overrides},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
 
     def run(self, **overrides: str) -> GhAwRun:
@@ -203,6 +218,11 @@ def test_a_tool_the_contract_hides_is_never_offered_to_the_model(
         ('{"version": 1}', "needs a capabilities object"),
         (tool_contract("write"), "turns edit off but grants a write"),
         ('{"version": 2, "profile": "go-repository"}', "version 2 (the go-repository profile)"),
+        (
+            tool_contract("web_search", webSearch=True),
+            "turns webSearch on: Copilot native web_search is unavailable in offline BYOK "
+            "mode; configure an MCP search server instead",
+        ),
     ],
 )
 def test_a_broken_contract_stops_the_run_before_any_prompt_is_sent(
@@ -334,6 +354,37 @@ def test_denials_stop_the_run_at_the_threshold_in_words_gh_aw_classifies(
     assert run.exit_code == 3, run.stderr
     assert len(PERMISSION_DENIED.findall(run.stderr)) >= 3
     assert len(catalog_model.chat_requests()) == 3, "inference stopped at the threshold"
+
+
+HARNESS_KILL_GRACE_S = 5.0
+"""gh-aw's newer harness cancels a run with SIGTERM to the driver's process group and
+sends SIGKILL 5 s later: the driver must be gone by then, having said why."""
+
+
+def test_sigterm_to_the_process_group_mid_turn_ends_the_run_before_the_kill(
+    gh_aw: GhAw, catalog_model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    catalog_model.script = Script(rules=(Rule("RUN", (Reply(text="too late", delay_s=60),)),))
+    process = gh_aw.start()
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while not catalog_model.chat_requests() and process.poll() is None:
+        assert time.monotonic() < deadline, "the prompt never reached the model"
+        time.sleep(0.05)
+    sent = time.monotonic()
+    os.killpg(process.pid, signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=RUN_TIMEOUT_S)
+    took = time.monotonic() - sent
+
+    assert took < HARNESS_KILL_GRACE_S, f"still running {took:.1f}s after SIGTERM"
+    assert process.returncode == 128 + signal.SIGTERM, stderr[-2000:]
+    assert stdout == ""
+    (verdict,) = [entry for entry in parse_log(stderr) if entry["event"] == "error"]
+    assert verdict["errorKind"] == "interrupted"
+    assert "SIGTERM" in verdict["message"]
+    events = _events(tmp_path)
+    assert "user.message" in [event["type"] for event in events], "the events so far are kept"
+    with pytest.raises(ProcessLookupError):  # nothing of the driver's is left in its group
+        os.killpg(process.pid, 0)
 
 
 def test_the_routing_effort_reaches_the_model(

@@ -7,7 +7,9 @@ harness (v0.82.10, `tests/data/gh-aw-harness`) on the same scripted model,
 and holds our driver to gh-aw's verdict and to the events gh-aw's driver
 writes. gh-aw's v0.82.10 driver predates the tool contract, so the two cases
 about it (the tool-call budget, a malformed contract) hold ours to the
-contract's semantics in newer gh-aw instead.
+contract's semantics in newer gh-aw instead. Two cases run ours alone (the
+`create-pull-request` grants of github/gh-aw#60364), and every run of ours is
+checked against the failure patterns newer gh-aw's harness classifies by.
 
 The rig (`tests/helpers/gh_aw_harness.py`) needs node and gh-aw's Node
 SDK (`make setup`); without them these tests skip, except under CI.
@@ -16,7 +18,9 @@ SDK (`make setup`); without them these tests skip, except under CI.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +34,8 @@ from copilot_driver.testing.fixtures import missing_component
 from copilot_driver.testing.github_api import FakeGitHubCopilot
 from copilot_driver.testing.rpc_proxy import RpcProxy
 from helpers.gh_aw_harness import (
+    CLASSIFYING_PATTERNS,
+    PERMISSION_DENIED,
     SEND_TIMEOUT_MS,
     GhAwHarness,
     HarnessCase,
@@ -50,6 +56,9 @@ BUDGET_REASON = (
     "executed; stop using tools and provide the best result from completed work."
 )
 IDLE_MS = 1500
+SLOW_ANSWER = "a slow answer, still on its way after the result"
+SLOW_REPLY_S = 23.0
+"""Longer than the 20 s of silence v0.82.10's post-result watchdog allows."""
 BOTH = ("ours", "gh-aw")
 HARNESS = Path(__file__).resolve().parents[1] / "data" / "gh-aw-harness" / "js"
 
@@ -77,6 +86,48 @@ class Case:
     harness: HarnessCase
     without_idle: bool = False
     """Run the driver through an `RpcProxy` that withholds `session.idle`."""
+
+
+GIT_GRANTS = tuple(
+    f"shell(git {command}:*)"
+    for command in ("checkout", "branch", "switch", "add", "rm", "commit", "merge")
+)
+"""What gh-aw adds to a workflow with the `create-pull-request` safe output (with `edit`),
+the grants gh-aw's own newer driver denied in github/gh-aw#60364."""
+BRANCH = "agent/notes"
+GIT_IDENTITY = {
+    f"GIT_{who}_{what}": value
+    for who in ("AUTHOR", "COMMITTER")
+    for what, value in (("NAME", "gh-aw agent"), ("EMAIL", "agent@example.invalid"))
+}
+
+
+def _bash(command: str) -> Reply:
+    return Reply(tool_calls=(ToolCall("bash", {"command": command}),))
+
+
+def _repository_with_a_remote(workspace: Path) -> None:
+    """A checkout as gh-aw's job has one: a commit on main, an `origin` (a bare
+    repository beside it) and an untracked file for the agent to commit."""
+    remote = workspace.parent / "origin.git"
+    git = ("git", "-c", "init.defaultBranch=main")
+    subprocess.run([*git, "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run([*git, "init", "-q", str(workspace)], check=True)
+    env = {**os.environ, **GIT_IDENTITY}
+    for command in (
+        ["commit", "-q", "--allow-empty", "-m", "start"],
+        ["remote", "add", "origin", str(remote)],
+        ["push", "-q", "origin", "main"],
+    ):
+        subprocess.run([*git, *command], cwd=workspace, env=env, check=True)
+    (workspace / "notes.txt").write_text("notes the agent wrote\n", encoding="utf-8")
+
+
+def _git(workspace: Path, *arguments: str) -> str:
+    done = subprocess.run(
+        ["git", *arguments], cwd=workspace, capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip()
 
 
 CASES: dict[str, Case] = {
@@ -114,7 +165,50 @@ CASES: dict[str, Case] = {
     "malformed-contract": Case(
         HarnessCase(PROMPT, _script(Reply(text="never asked")), '{"version": 1}')
     ),
+    "create-pull-request": Case(
+        HarnessCase(
+            PROMPT,
+            _script(
+                _bash(f"git checkout -b {BRANCH}"),
+                _bash("git add notes.txt"),
+                _bash('git commit -m "Add the notes"'),
+                _bash(f"git push origin {BRANCH}"),  # not granted: the safe output pushes
+                Reply(text="committed on the branch; the push is the safe output's job"),
+            ),
+            tool_contract("write", *GIT_GRANTS, bash=True, edit=True),
+            # As on a runner: the driver also writes a warning annotation per denial.
+            env={**GIT_IDENTITY, "GITHUB_ACTIONS": "true"},
+            workspace_setup=_repository_with_a_remote,
+        )
+    ),
+    "create-pull-request-guard": Case(
+        HarnessCase(
+            PROMPT,
+            _script(*[_bash(f"git push origin {BRANCH}")] * 6),
+            tool_contract("write", *GIT_GRANTS, bash=True, edit=True),
+            max_tool_denials=3,
+            env=GIT_IDENTITY,
+            workspace_setup=_repository_with_a_remote,
+        )
+    ),
+    "slow-after-result": Case(
+        HarnessCase(
+            PROMPT,
+            _script(Reply(text=SLOW_ANSWER, delay_s=SLOW_REPLY_S)),
+            # A terminal safe output already there: the harness's watchdog arms at once.
+            safe_outputs='{"type": "create_issue", "title": "found it"}\n',
+            env={
+                "COPILOT_SDK_SEND_TIMEOUT_MS": "90000",
+                # Newer harnesses read it; v0.82.10's watchdog stays 20 s. Ours beats every 2 s.
+                "GH_AW_HARNESS_WATCHDOG_TIMEOUT_MS": "8000",
+                # One attempt: a driver ended for silence would otherwise be retried, 23 s each.
+                "GH_AW_HARNESS_MAX_RETRIES": "0",
+            },
+        )
+    ),
 }
+OURS_ONLY = ("create-pull-request", "create-pull-request-guard")
+"""Cases run with our driver alone: they hold it to what users of newer gh-aw need."""
 COMPARED = ("plain", "allowed-tool", "denial-guard", "idle")
 """The cases gh-aw's v0.82.10 driver can show the right behaviour for."""
 SAME_EVENTS = (*COMPARED, "budget")
@@ -285,11 +379,114 @@ def test_a_malformed_contract_fails_before_any_model_request(runs: Runs) -> None
     assert "GH_AW_COPILOT_SDK_TOOL_CONFIG" in run.output
 
 
-@pytest.mark.parametrize("driver", BOTH)
-@pytest.mark.parametrize("case_name", list(CASES))
+@pytest.mark.parametrize(
+    ("case_name", "driver"),
+    [
+        (case, driver)
+        for case in CASES
+        for driver in BOTH
+        if case not in OURS_ONLY or driver == "ours"
+    ],
+)
 def test_the_harness_leaves_no_process_behind(runs: Runs, case_name: str, driver: str) -> None:
     """When the harness exits, its sidecar and every driver attempt are gone too."""
     assert runs(case_name, driver).survivors == []
+
+
+# --- create-pull-request's grants (github/gh-aw#60364) ---------------------------------
+
+
+def test_create_pull_requests_git_grants_branch_and_commit_and_the_push_is_refused(
+    runs: Runs,
+) -> None:
+    """The grants gh-aw adds for `create-pull-request` let the agent branch and commit;
+    `git push` is not among them, so the remote never gets the branch. One denial
+    is not the guard's business: the run succeeds on its first attempt."""
+    run = runs("create-pull-request", "ours")
+    assert run.verdict == (0, 1, ()), describe(run)
+    assert _git(run.workspace, "branch", "--show-current") == BRANCH
+    assert _git(run.workspace, "log", "-1", "--format=%s") == "Add the notes"
+    assert _git(run.workspace, "show", "--name-only", "--format=", "HEAD") == "notes.txt"
+    remote = run.workspace.parent / "origin.git"
+    assert _git(remote, "branch", "--list", BRANCH) == "", "the push never reached origin"
+    assert _git(remote, "branch", "--list", "main") != ""
+    assert "git push origin agent/notes" in run.output, "the refused push is named"
+    assert "committed on the branch" in run.output
+
+
+def test_a_guard_on_create_pull_request_grants_ends_the_run_at_once(runs: Runs) -> None:
+    """The run of github/gh-aw#60364 that stalled after the guard until the job's
+    timeout: here the guard ends it at the third denial, long before the send timeout,
+    and the harness does not retry it (three permission-denied lines)."""
+    run = runs("create-pull-request-guard", "ours")
+    assert run.failure_classes == ["permission_denied"], describe(run)
+    assert len(run.attempts) == 1
+    assert run.done_exit_code == ExitCode.TOOL_DENIALS
+    assert len(run.model_calls()) == 3, "inference stopped at the threshold"
+    assert run.took_s < SEND_TIMEOUT_MS / 1000, f"ended after {run.took_s:.1f}s"
+    remote = run.workspace.parent / "origin.git"
+    assert _git(remote, "branch", "--list", BRANCH) == ""
+
+
+# --- the post-result watchdog -------------------------------------------------------
+
+
+def test_a_turn_still_working_after_a_result_is_not_ended_for_silence(runs: Runs) -> None:
+    """With a terminal safe output already written, the harness ends a driver that
+    stays silent (v0.82.10: 20 s; newer: GH_AW_HARNESS_WATCHDOG_TIMEOUT_MS, 2 minutes
+    unless set). gh-aw's driver says nothing while the model takes 23 s and is ended;
+    ours says the turn is still in flight every 2 s, and the answer arrives."""
+    ours, theirs = runs("slow-after-result", "ours"), runs("slow-after-result", "gh-aw")
+    ended_for_silence = "post-result watchdog terminating idle process"
+    assert ended_for_silence in theirs.output, "the control: a silent driver is ended"
+    assert ended_for_silence not in ours.output, describe(ours)
+    assert ours.verdict == (0, 1, ()), describe(ours)
+    assert SLOW_ANSWER in ours.output
+    waiting = [line for line in _driver_lines(ours) if "driver.waiting" in line]
+    assert len(waiting) >= SLOW_REPLY_S // 2 - 2, describe(ours)
+
+
+# --- output discipline: what newer gh-aw's harness reads in our output -------------
+
+DENIAL_LINES = re.compile(
+    r"permission denied by workflow tool permissions: "
+    r"|tool denial \d+/\d+: permission denied: "
+    r"|max tool denials threshold reached: permission denied "
+    r"|permission denied by the tool-call budget: "
+)
+"""Our lines about a real denial, worded as gh-aw's own driver words them: the harness
+is meant to count these."""
+
+
+def _driver_lines(run: HarnessRun) -> list[str]:
+    return [line for line in run.output.splitlines() if not line.startswith("[copilot-harness]")]
+
+
+@pytest.mark.parametrize("case_name", list(CASES))
+def test_nothing_we_print_matches_a_harness_pattern_by_accident(runs: Runs, case_name: str) -> None:
+    """gh-aw's harness decides from patterns in a driver's output whether a failed
+    attempt is retried (`400 Bad Request`, `Authentication failed`, permission denied,
+    ...). In every case the only lines of ours that match one are about a real
+    denial, so a run is never misjudged by our wording."""
+    run = runs(case_name, "ours")
+    accidental = [
+        (name, line[:300])
+        for line in _driver_lines(run)
+        for name, pattern in CLASSIFYING_PATTERNS.items()
+        if pattern.search(line) and not (name == "permission_denied" and DENIAL_LINES.search(line))
+    ]
+    assert not accidental, accidental
+
+
+def test_one_denial_never_reads_as_the_harness_s_numerous_permission_denials(runs: Runs) -> None:
+    """Three "permission denied" matches make the harness give up on a failed run
+    without a retry. gh-aw's driver writes two lines per denial; ours, warning
+    annotation included (GITHUB_ACTIONS=true), writes no more, so a run with one
+    denial that later fails for a transient reason is still retried."""
+    run = runs("create-pull-request", "ours")
+    matching = [line[:200] for line in _driver_lines(run) if PERMISSION_DENIED.search(line)]
+    assert len(matching) == 2, matching
+    assert "::warning title=Copilot tool denied::" in run.output, "the annotation is there"
 
 
 # --- events.jsonl -------------------------------------------------------------------

@@ -158,7 +158,7 @@ def test_a_success_with_a_denial(actions: ActionsHarness) -> None:
     assert run.annotations("error") == []
     assert run.annotations("warning") == [
         (
-            "Copilot tool permission denied",
+            "Copilot tool denied",
             "Tool invocation denied by workflow tool permissions: shell(rm victim.txt)",
         )
     ]

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,42 @@ every scripted case otherwise finishes in a few seconds."""
 PERMISSION_DENIED = re.compile(r"\b(?:permission denied|permissions denied|EACCES|EPERM)\b", re.I)
 """The harness's own pattern (permission_denied_helpers.cjs): three or more
 matches in a driver's output classify a failure as `permission_denied`."""
+CLASSIFYING_PATTERNS: dict[str, re.Pattern[str]] = {
+    "capi_400": re.compile(r"CAPIError:\s*400"),
+    "mcp_policy_blocked": re.compile(r"MCP servers were blocked by policy:"),
+    "model_not_supported": re.compile(
+        r"The requested model is not supported|No model available\b[^\n]*policy enablement", re.I
+    ),
+    "http_400": re.compile(
+        r"Response status code does not indicate success:\s*400"
+        r"|(?:^|\n)[ \t]*400 Bad Request[ \t]*(?=\n|$)"
+        r"|400[^\n]*no model endpoints available given user constraints"
+        r"|400[^\n]*stream_options:\s*Extra inputs are not permitted",
+        re.I,
+    ),
+    "tool_call_id_schema_error": re.compile(
+        r"400\s+Invalid ['\"]input\[\d+\]\.id['\"]:\s*['\"]ctc_call_", re.I
+    ),
+    "null_type_tool_call": re.compile(r"tool_calls\[.*?\]\.type.*null"),
+    "no_auth_info": re.compile(
+        r"No authentication information found"
+        r"|Session was not created with authentication info or custom provider"
+    ),
+    "authentication_failed": re.compile(
+        r"Authentication failed|authentication_failed|not logged in"
+        r"|checking third-party user token:[^\n]*Personal Access Tokens are not supported",
+        re.I,
+    ),
+    "inference_access": re.compile(r"Access denied by policy settings|invalid access to inference"),
+    "engine_timeout": re.compile(r"signal=SIG(?:TERM|KILL|INT)"),
+    "sdk_idle_timeout": re.compile(r"Timeout after \d+ms waiting for session\.idle"),
+    "mcp_gateway_shutdown": re.compile(r'"message"\s*:\s*"Gateway shutdown initiated"'),
+    "connection_refused": re.compile(r"connection refused|ECONNREFUSED", re.I),
+    "permission_denied": PERMISSION_DENIED,
+}
+"""What gh-aw's newer harness looks for in a driver's output to classify a failed attempt
+and decide whether to retry it, as `../shared/notes/gh-aw-engine-driver.md` ("Patterns
+matched on driver output") records them from `copilot_harness.cjs` and its helpers."""
 TOTAL_TOKENS = re.compile(r'"total_tokens"\s*:\s*(\d+)')
 """Summed by the harness: past its threshold a failure is classed `long_run_exit`."""
 
@@ -273,6 +309,11 @@ class HarnessCase:
     max_tool_denials: int = 3
     env: Mapping[str, str] = field(default_factory=dict)
     """Extra harness environment (e.g. GH_AW_SDK_IDLE_MS)."""
+    workspace_setup: Callable[[Path], None] | None = None
+    """Prepares the run's workspace (GITHUB_WORKSPACE) before the harness starts."""
+    safe_outputs: str = ""
+    """What the safe-outputs file (GH_AW_SAFE_OUTPUTS) holds when the run starts: a
+    terminal output there arms the harness's post-result watchdog at once."""
 
     def allowed_tools(self) -> list[str]:
         """The contract's grants, which gh-aw also passes the sidecar as `--allow-tool`."""
@@ -368,7 +409,9 @@ class GhAwHarness:
         prompt = folder / "prompt.txt"
         prompt.write_text(case.prompt, encoding="utf-8")
         safe_outputs = folder / "safe-outputs.jsonl"
-        safe_outputs.touch()
+        safe_outputs.write_text(case.safe_outputs, encoding="utf-8")
+        if case.workspace_setup is not None:
+            case.workspace_setup(workspace)
         port = sidecar_port or free_port()
         origin = server.base_url.removesuffix("/v1")
         reflect = {

@@ -40,3 +40,13 @@ def test_a_child_killed_by_a_signal_reports_128_plus_n() -> None:
     assert from_returncode(-signal.SIGKILL) == 137
     assert from_returncode(0) == 0
     assert from_returncode(3) == 3
+
+
+def test_no_code_of_ours_means_something_else_to_gh_aws_harness() -> None:
+    """gh-aw's harness reads 78 as a model-routing failure (terminal, under
+    GH_AW_MODEL_ROUTING=1) and 128+N as a death by signal N (a crash signal is retried
+    fresh): our own codes are none of these, so a run is never misjudged by its code.
+    (../shared/notes/gh-aw-engine-driver.md, "Exit codes it distinguishes".)"""
+    ours = {int(code) for code in ExitCode}
+    assert 78 not in ours
+    assert not {code for code in ours if 128 < code <= 128 + 64}

@@ -29,7 +29,7 @@ from copilot_driver.driver.catalog import ProviderCatalog
 from copilot_driver.driver.prompt import PromptError, read_prompt
 from copilot_driver.driver.provider import ProviderConfig, check_model, model_and_providers
 from copilot_driver.driver.quoting import PATH_CHARS, Quote, quoter
-from copilot_driver.driver.settings import read_soft_settings
+from copilot_driver.driver.settings import keep_alive_interval_s, read_soft_settings
 from copilot_driver.env import (
     CONNECTION_TOKEN,
     MODEL,
@@ -99,6 +99,9 @@ class DriverConfig:
     """The routed model's effort (gh-aw's model routing), else the model's default."""
     sdk_ready_fd: int | None = None
     """A pipe from the harness to read before connecting (COPILOT_SDK_READY_FD)."""
+    keep_alive_s: float | None = None
+    """Seconds of log silence after which the driver says the turn is still in flight;
+    None outside gh-aw's harness (heartbeat.py)."""
     github_actions: bool = False
     """GITHUB_ACTIONS=true: denials are also GitHub Actions warning annotations."""
     sdk_loading: SdkLoadingMode = "auto"
@@ -177,6 +180,7 @@ def load_config(env: Mapping[str, str], *, cwd: Path | None = None) -> DriverCon
         reasoning_effort=settings.reasoning_effort,
         idle_ms=settings.idle_ms,
         sdk_ready_fd=sdk_ready_fd,
+        keep_alive_s=keep_alive_interval_s(env),
         github_actions=in_github_actions(env),
         sdk_loading=settings.sdk_loading,
         notices=tuple(notices),

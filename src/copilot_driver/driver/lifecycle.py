@@ -49,6 +49,7 @@ from copilot_driver.driver.failures import (
     describe_stop,
 )
 from copilot_driver.driver.guards import ToolGuards
+from copilot_driver.driver.heartbeat import Heartbeat
 from copilot_driver.driver.idle import AnswerWatch
 from copilot_driver.driver.liveness import SidecarWatchdog
 from copilot_driver.driver.result import conclude
@@ -109,6 +110,7 @@ class Lifecycle:
         self._session: SdkSession | None = None
         self._turn_open = False
         self._watchdog: SidecarWatchdog | None = None
+        self._keep_alive: Heartbeat | None = None
         self._notifications = NotificationGuard(self._unreadable_notification, self._flooded)
         self._protocol_errors = ProtocolErrors(self._notifications)
         self._guards = ToolGuards(config, self.sink, stop, log)
@@ -221,6 +223,7 @@ class Lifecycle:
             sendTimeoutMs=self.config.send_timeout_ms,
         )
         self._turn_open = True
+        self._start_keep_alive()
         try:
             finished, reply = await self.stop.race(
                 first_of(
@@ -279,10 +282,28 @@ class Lifecycle:
         return None
 
     def _on_event(self, event: Any) -> None:
-        """Every session event: to the events file, and to the idle watchdog."""
+        """Every session event: to the events file, and to the idle and sidecar watchdogs."""
+        if self._watchdog is not None:
+            self._watchdog.heard()
         self.sink.handle(event)
         self._answers.observe(event)
         self._turn_errors.observe(event)
+
+    def _start_keep_alive(self) -> None:
+        """Under gh-aw's harness, an entry whenever the log has been silent for a while
+        during the turn: its post-result watchdog ends a driver that stays silent."""
+        if self.config.keep_alive_s is None:
+            return
+
+        def beat(silent_s: float) -> None:
+            self.log.info(
+                LogEvent.DRIVER_WAITING,
+                f"the turn is still in flight: nothing new for {silent_s:.0f} s",
+                silentMs=round(silent_s * 1000),
+            )
+
+        self._keep_alive = Heartbeat(self.config.keep_alive_s, lambda: self.log.last_entry_at, beat)
+        self._keep_alive.start()
 
     def _watch_sidecar(self, client: SdkClient) -> SidecarWatchdog:
         uri = self.config.sdk_uri
@@ -313,6 +334,8 @@ class Lifecycle:
 
     async def _cleanup(self) -> None:
         """Best effort and bounded: every step runs even if an earlier one failed."""
+        if self._keep_alive is not None:
+            await self._keep_alive.stop()
         if self._watchdog is not None:
             await self._watchdog.stop()
         session, client = self._session, self._client

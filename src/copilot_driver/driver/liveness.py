@@ -5,8 +5,8 @@ The SDK waits for a turn's end until the send timeout (up to an hour here,
 the prompt went out: its connection-closed handler fails no pending wait.
 The watchdog pings the sidecar every second while the run waits on it and
 trips the run's stop event when the connection is closed or the sidecar has
-not answered for `SILENCE_LIMIT_S`, so a lost sidecar ends the run within
-about five seconds, whatever the send timeout.
+neither answered a ping nor sent an event for `SILENCE_LIMIT_S`, so a lost
+sidecar ends the run within about five seconds, whatever the send timeout.
 """
 
 from __future__ import annotations
@@ -41,6 +41,13 @@ class SidecarWatchdog:
         self._silence_limit_s = silence_limit_s
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
+        self._last_heard = 0.0
+
+    def heard(self) -> None:
+        """The sidecar sent something (a session event): it is alive, whatever its pings.
+        A sidecar busy with a burst of tool calls on a loaded machine may answer a ping
+        late while it keeps sending events; that is not a frozen sidecar."""
+        self._last_heard = time.monotonic()
 
     def start(self) -> None:
         if self._task is None:
@@ -81,7 +88,7 @@ class SidecarWatchdog:
             else:
                 last_answer = time.monotonic()
                 continue
-            silent = time.monotonic() - last_answer
+            silent = time.monotonic() - max(last_answer, self._last_heard)
             if silent >= self._silence_limit_s:
                 self._on_lost(f"it has not answered for {silent:.1f}s")
                 return

@@ -8,18 +8,21 @@ start, so an ignored value is visible rather than silent.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
 from copilot_driver.driver.quoting import Quote, shorten
 from copilot_driver.env import (
+    HARNESS_WATCHDOG_MS,
     IDLE_MS,
     LOG_FORMAT,
     LOG_LEVEL,
     MAX_TOOL_DENIALS,
     MODEL_ROUTING,
     ROUTING_EFFORT,
+    SAFE_OUTPUTS,
     SDK_LOADING,
     SEND_TIMEOUT_MS,
     value_of,
@@ -91,3 +94,27 @@ def _count(variable: Variable, raw: str | None, notices: list[str], quote: Quote
     value = variable.soft_value(raw, notices, quote)
     assert isinstance(value, int)  # a count's value and its default are whole numbers
     return value
+
+
+DEFAULT_WATCHDOG_MS = 120_000
+"""gh-aw's post-result watchdog, unless the workflow sets it."""
+WATCHDOG_RANGE_MS = (50, 600_000)
+"""What gh-aw's harness clamps a set `GH_AW_HARNESS_WATCHDOG_TIMEOUT_MS` to."""
+BEATS_PER_WATCHDOG = 4
+"""Entries per watchdog period of silence: a late or slow write still comes in time."""
+
+
+def keep_alive_interval_s(env: Mapping[str, str]) -> float | None:
+    """Seconds of silence after which the driver says it is still waiting; None when no
+    harness watchdog can arm (no safe-outputs file is named). The watchdog's period is
+    read as gh-aw's harness reads it: anything but a positive number means the default."""
+    if value_of(env, SAFE_OUTPUTS) is None:
+        return None
+    try:
+        watchdog_ms = float(value_of(env, HARNESS_WATCHDOG_MS) or "")
+    except ValueError:
+        watchdog_ms = DEFAULT_WATCHDOG_MS
+    if not math.isfinite(watchdog_ms) or watchdog_ms <= 0:
+        watchdog_ms = DEFAULT_WATCHDOG_MS
+    low, high = WATCHDOG_RANGE_MS
+    return min(high, max(low, watchdog_ms)) / BEATS_PER_WATCHDOG / 1000

@@ -65,8 +65,10 @@ def github_actions_annotation(redactor: Redactor, stream: IO[str] | None = None)
     """A secondary logger printing each denial as a warning annotation."""
 
     def log(denial: Denial) -> None:
+        # Not the words "permission denied": gh-aw's harness counts them to decide not to
+        # retry, and the two log lines of each denial already say it as gh-aw's driver does.
         message = f"Tool invocation denied by workflow tool permissions: {denial.summary}"
-        github_actions_warning("Copilot tool permission denied", redactor.text(message), stream)
+        github_actions_warning("Copilot tool denied", redactor.text(message), stream)
 
     return log
 

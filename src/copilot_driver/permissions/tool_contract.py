@@ -14,7 +14,7 @@ contract is never repaired or widened: its allowlist is the permission
 policy, and its capabilities decide which built-in tools the model sees.
 Keys it does not know are tolerated (newer compilers add them); version 2,
 the `go-repository` profile, needs a tool this driver does not provide and
-is refused.
+is refused, and so is `webSearch: true`, as gh-aw's newer driver refuses it.
 """
 
 from __future__ import annotations
@@ -39,6 +39,14 @@ DISABLED_CAPABILITY = {
 }
 """Front-matter tool names, as `explicitlyDisabledTools` lists them, and the
 capability each one turns off."""
+
+NO_NATIVE_WEB_SEARCH = (
+    "Copilot native web_search is unavailable in offline BYOK mode; configure an MCP "
+    "search server instead"
+)
+"""gh-aw's reason for refusing `webSearch: true` (its newer driver throws it): gh-aw runs
+the CLI in offline BYOK mode, where the CLI's native web tools are off, so a session would
+offer a search tool that never works."""
 
 _BUILT_IN_GRANTS = frozenset({"read", "write", "web_fetch", "web_search", "shell", "workflow"})
 """Allowlist entries that name a built-in permission rather than an MCP server."""
@@ -65,7 +73,6 @@ CAPABILITY_TOOLS = {
     "bash": ("bash", "read_bash", "stop_bash", "list_bash"),
     "edit": ("apply_patch", "edit", "create", "delete", "move"),
     "webFetch": ("web_fetch",),
-    "webSearch": ("web_search",),
     "mcp": ("mcp:*",),
     "dynamicWorkflows": ("run_dynamic_workflow", "dynamic_workflows_manage"),
 }
@@ -128,6 +135,12 @@ def parse_tool_contract(raw: str | None) -> ToolContract | None:
         max_tool_calls=_max_tool_calls(value.get("maxToolCalls")),
     )
     _check_consistency(contract)
+    if contract.can("webSearch"):
+        raise ToolContractError(
+            f"{TOOL_CONFIG.name} turns webSearch on: {NO_NATIVE_WEB_SEARCH} (take "
+            "tools.web-search out of the workflow, or give the agent an MCP server that "
+            "searches)"
+        )
     return contract
 
 

@@ -202,7 +202,6 @@ def test_explicitly_disabled_tools_is_a_list_of_names_or_null() -> None:
         ("bash", "shell(git:*)"),
         ("edit", "write"),
         ("webFetch", "web_fetch"),
-        ("webSearch", "web_search"),
         ("dynamicWorkflows", "workflow"),
     ],
 )
@@ -218,6 +217,27 @@ def test_each_capability_and_its_grant_come_together(capability: str, grant: str
     assert f"turns {capability} off but grants a" in refused(off_with)
 
 
+def test_native_web_search_is_refused_with_gh_aws_reason() -> None:
+    """gh-aw runs the CLI in offline BYOK mode, where its native web_search is
+    unavailable: gh-aw's newer driver refuses `webSearch: true` with this reason, and so
+    does ours (instead of a session whose search tool never appears)."""
+    on = contract(
+        capabilities=capabilities(webSearch=True),
+        permissions={"allowedTools": ["read", "web_search"]},
+    )
+    with pytest.raises(ToolContractError) as caught:
+        parse_tool_contract(json.dumps(on))
+    said = str(caught.value)
+    assert said.startswith("GH_AW_COPILOT_SDK_TOOL_CONFIG turns webSearch on: ")
+    assert "Copilot native web_search is unavailable in offline BYOK mode" in said
+    assert "configure an MCP search server instead" in said
+    assert "tools.web-search" in said, "the fix names what to take out of the workflow"
+    off_with = contract(permissions={"allowedTools": ["read", "web_search"]})
+    assert "turns webSearch off but grants a web_search" in refused(off_with)
+    on_without = contract(capabilities=capabilities(webSearch=True))
+    assert "turns webSearch on but grants no web_search" in refused(on_without)
+
+
 @pytest.mark.parametrize("grant", ["github", "github(get_me)", "safeoutputs", "web_fetch(x)"])
 def test_mcp_off_allows_no_mcp_grant(grant: str) -> None:
     caps = capabilities(webFetch=grant == "web_fetch(x)")
@@ -229,10 +249,10 @@ def test_mcp_off_allows_no_mcp_grant(grant: str) -> None:
     assert parse_tool_contract(json.dumps(on)) is not None
 
 
-@pytest.mark.parametrize("grant", ["read", "read(/tmp)", "write", "web_search", "shell(ls)"])
+@pytest.mark.parametrize("grant", ["read", "read(/tmp)", "write", "web_fetch", "shell(ls)"])
 def test_built_in_grants_are_not_mcp_grants(grant: str) -> None:
     caps = capabilities(
-        edit=grant == "write", webSearch=grant == "web_search", bash=grant.startswith("shell")
+        edit=grant == "write", webFetch=grant == "web_fetch", bash=grant.startswith("shell")
     )
     tools = list(dict.fromkeys(["read", grant]))
     assert parse_tool_contract(
@@ -380,7 +400,6 @@ def test_a_read_only_contract_shows_only_the_agent_and_search_tools() -> None:
         ("bash", {"bash", "read_bash", "stop_bash", "list_bash"}),
         ("edit", {"apply_patch", "edit", "create", "delete", "move"}),
         ("webFetch", {"web_fetch"}),
-        ("webSearch", {"web_search"}),
         ("mcp", {"mcp:*"}),
     ],
 )

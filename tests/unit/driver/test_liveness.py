@@ -115,3 +115,21 @@ async def test_stop_lets_a_cancellation_of_its_caller_through() -> None:
     with contextlib.suppress(asyncio.CancelledError):
         await caller
     assert caller.cancelled()
+
+
+async def test_a_sidecar_that_keeps_sending_events_is_alive_though_its_pings_lag() -> None:
+    """A sidecar busy with a burst of tool calls on a loaded machine answers pings late
+    but keeps sending events: not lost while it does, lost once it goes quiet."""
+    lost: list[str] = []
+    watchdog = _watchdog(10.0, [True], lost)  # no ping is ever answered in time
+    watchdog.start()
+    started = time.monotonic()
+    while time.monotonic() - started < 0.6:  # three silence limits of events
+        watchdog.heard()
+        await asyncio.sleep(0.02)
+    assert lost == [], "given up while it was sending events"
+    waited = await _until(lost, 5)
+    await watchdog.stop()
+    assert len(lost) == 1
+    assert lost[0].startswith("it has not answered for ")
+    assert waited >= 0.2

@@ -37,8 +37,7 @@ from helpers.permission_requests import mcp, read, shell, url, write
 SECRET = "ghs_SeCrEt0123456789abcdefXYZ"
 INVOCATION = {"session_id": "s-1", "managed_settings_enabled": False}
 ANNOTATION_HEAD = (
-    "::warning title=Copilot tool permission denied::"
-    "Tool invocation denied by workflow tool permissions: "
+    "::warning title=Copilot tool denied::Tool invocation denied by workflow tool permissions: "
 )
 
 
@@ -305,7 +304,7 @@ def test_annotation_property_escaping() -> None:
     line = io.StringIO()
     github_actions_annotation(Redactor(), stream=line)(Denial("read", "read(/x)", "r"))
     title = line.getvalue().split("::")[1]
-    assert title == "warning title=Copilot tool permission denied"
+    assert title == "warning title=Copilot tool denied"
 
 
 def test_github_actions_annotation_masks_secrets() -> None:

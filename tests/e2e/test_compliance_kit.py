@@ -8,7 +8,6 @@ correct driver is shown by the kit's own run against this project's driver
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -46,9 +45,11 @@ def _only_the_broken_ids(name: str) -> list[str]:
     return ["-k", " or ".join(ids)]
 
 
-def run_kit(name: str, reports: Path) -> dict[str, object]:
-    out = reports / name
-    completed = subprocess.run(
+def _kit_with_driver(
+    driver: str, reports: Path, *options: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """The kit, as a user runs it, against `driver`, writing its report into `reports`."""
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -58,18 +59,23 @@ def run_kit(name: str, reports: Path) -> dict[str, object]:
             "-p",
             "no:cacheprovider",
             "--driver",
-            f"{sys.executable} {BROKEN / (name + '.py')}",
+            driver,
             "--report-dir",
-            str(out),
-            *_only_the_broken_ids(name),
+            str(reports),
+            *options,
         ],
         cwd=ROOT,
-        env=os.environ.copy(),
         capture_output=True,
         text=True,
-        timeout=1200,
+        timeout=timeout,
         check=False,
     )
+
+
+def run_kit(name: str, reports: Path) -> dict[str, object]:
+    out = reports / name
+    broken = f"{sys.executable} {BROKEN / (name + '.py')}"
+    completed = _kit_with_driver(broken, out, *_only_the_broken_ids(name), timeout=1200)
     report_file = out / "compliance-report.json"
     assert report_file.exists(), completed.stdout[-3000:] + completed.stderr[-3000:]
     report: dict[str, object] = json.loads(report_file.read_text())
@@ -127,29 +133,6 @@ def test_a_driver_breaking_only_1_0_3_still_conforms_to_1_0_2(
     reports: dict[str, dict[str, Any]], name: str
 ) -> None:
     assert reports[name]["verdicts"] == {"1.0.2": "conforming", "1.0.3": "not conforming"}
-
-
-def _kit_with_driver(driver: str, reports: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(ROOT / "compliance"),
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--driver",
-            driver,
-            "--report-dir",
-            str(reports),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(
